@@ -1,0 +1,100 @@
+package engine
+
+// This file fixes the engine's public surface. Bodies marked TODO(engine) are
+// filled in by the engine implementation.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// NoExpiry is the TTL PTTL reports for a key that exists and has no deadline.
+const NoExpiry time.Duration = -1
+
+var (
+	// ErrInvalidTTL is returned when a TTL <= 0 is passed where Redis rejects
+	// it (SET PX, SET NX PX, compare-and-pexpire), or when a deadline
+	// computed from now and a TTL overflows. Nothing changes.
+	ErrInvalidTTL = errors.New("engine: invalid expire time")
+	// ErrSyntax is returned for conflicting SetArgs or ExpireCond (as Redis
+	// replies "ERR syntax error"). Nothing changes.
+	ErrSyntax = errors.New("engine: syntax error")
+	// ErrNotInteger is returned by IncrBy when the stored value is not a
+	// base-10 64-bit integer. Nothing changes.
+	ErrNotInteger = errors.New("engine: value is not an integer or out of range")
+	// ErrOverflow is returned by IncrBy when the result would overflow int64.
+	// Nothing changes.
+	ErrOverflow = errors.New("engine: increment or decrement would overflow")
+)
+
+// Options configures an Engine. The zero value selects every default.
+type Options struct {
+	// Shards is the number of shards, rounded up to a power of two;
+	// 0 selects a default scaled to GOMAXPROCS.
+	Shards int
+	// Clock is the time source for deadlines and the reaper; nil selects the
+	// real clock (read through the monotonic clock, see the package doc).
+	Clock clock.Clock
+	// Tick is the timer wheel's resolution; 0 selects about one millisecond.
+	Tick time.Duration
+}
+
+// Condition selects when SetWith writes, as Redis SET's NX, XX, IFEQ and IFNE.
+type Condition uint8
+
+const (
+	// Always writes unconditionally (plain SET).
+	Always Condition = iota
+	// IfAbsent writes only if the key does not exist (NX).
+	IfAbsent
+	// IfPresent writes only if the key exists (XX).
+	IfPresent
+	// IfEqual writes only if the key exists and holds SetArgs.Match (IFEQ);
+	// it never creates a key.
+	IfEqual
+	// IfNotEqual writes if the key is absent or holds a value other than
+	// SetArgs.Match (IFNE).
+	IfNotEqual
+)
+
+// SetArgs are the options of SetWith, mirroring Redis SET. The zero value is
+// a plain SET that clears any TTL.
+type SetArgs struct {
+	Cond  Condition
+	Match string // the value IfEqual and IfNotEqual compare with
+	// TTL sets a relative expiry (PX); 0 means none, < 0 is ErrInvalidTTL.
+	TTL time.Duration
+	// At sets an absolute deadline (PXAT); the zero Time means none. A
+	// deadline in the past is accepted and the key is at once invisible.
+	At time.Time
+	// KeepTTL keeps the key's current deadline (KEEPTTL).
+	KeepTTL bool
+}
+
+// SetResult is what SetWith did. Old and HadOld describe the value before the
+// call (Redis SET ... GET), whether or not the write happened.
+type SetResult struct {
+	Written bool
+	Old     string
+	HadOld  bool
+}
+
+// ExpireCond selects when PExpireCond applies, as Redis EXPIRE's NX/XX/GT/LT.
+type ExpireCond uint8
+
+const (
+	// ExpireAlways applies unconditionally.
+	ExpireAlways ExpireCond = iota
+	// ExpireNX applies only if the key has no TTL.
+	ExpireNX
+	// ExpireXX applies only if the key has a TTL.
+	ExpireXX
+	// ExpireGT applies only if the new deadline is later than the current
+	// one; a key without a TTL counts as infinite, so GT fails on it.
+	ExpireGT
+	// ExpireLT applies only if the new deadline is earlier than the current
+	// one; a key without a TTL accepts LT.
+	ExpireLT
+)
