@@ -1,0 +1,7 @@
+package engine
+
+// SetNowHook installs f to be called, on the caller's goroutine, right after
+// every clock read of an operation (including Reap) with the time the
+// operation uses, in Unix nanoseconds. The background reaper does not call
+// it. Set it before the engine is used concurrently.
+func SetNowHook(e *Engine, f func(now int64)) { e.nowHook = f }
