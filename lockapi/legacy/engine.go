@@ -1,0 +1,35 @@
+package legacy
+
+import (
+	"context"
+
+	"github.com/nxkv/nxkv/engine"
+)
+
+// Engine returns a KV over the in-process engine e, for locks shared between
+// goroutines of one process (or as a stand-in for Redis in tests). Its calls
+// never block and ignore ctx; it never returns errors. It is safe for
+// concurrent use for as long as e is open.
+func Engine(e *engine.Engine) KV { return engineKV{e: e} }
+
+type engineKV struct{ e *engine.Engine }
+
+var _ KV = engineKV{}
+
+func (k engineKV) SetNX(_ context.Context, key, value string) (bool, error) {
+	return k.e.SetNX(key, value), nil
+}
+
+func (k engineKV) Get(_ context.Context, key string) (string, bool, error) {
+	v, ok := k.e.Get(key)
+	return v, ok, nil
+}
+
+func (k engineKV) GetSet(_ context.Context, key, value string) (string, bool, error) {
+	old, ok := k.e.GetSet(key, value)
+	return old, ok, nil
+}
+
+func (k engineKV) Del(_ context.Context, key string) (bool, error) {
+	return k.e.Del(key) == 1, nil
+}
