@@ -1,0 +1,408 @@
+// Package goredis is a lockapi.Backend over a Redis server reached through
+// go-redis v9 (github.com/redis/go-redis/v9): a single node, a Sentinel
+// failover group or a Cluster, anything that satisfies redis.UniversalClient.
+//
+// # Model
+//
+// A lock is one Redis string key holding the holder's unique value with a
+// PX deadline: the single-instance pattern of the Redis SET page. Every
+// Backend call is exactly one round trip and atomic on the server:
+//
+//   - Acquire runs a script doing SET key value NX PX ttl and, only when that
+//     succeeds, INCR of the key's fencing counter, returning the counter as
+//     the fencing token. The counter has no TTL and survives releases and
+//     expiries, so tokens for a key strictly increase for as long as the
+//     server keeps its data (a server restarted without persistence, or a
+//     failover to a replica that missed the INCR, can repeat tokens).
+//   - Release is compare-and-delete (GET == value then DEL), Refresh is
+//     compare-and-pexpire (GET == value then PEXPIRE) and PTTL is GET ==
+//     value then PTTL, each a script, or on Redis 8.4 and later the native
+//     DELEX key IFEQ value and SET key value IFEQ value PX ttl (see Native).
+//
+// Scripts are sent with EVALSHA and fall back to EVAL when the server
+// replies NOSCRIPT (a restarted server or SCRIPT FLUSH); only that first call
+// after a flush costs a second round trip.
+//
+// # Fencing counter key and Cluster hash slots
+//
+// In a Cluster both keys a script touches must live in one hash slot, so the
+// counter key is derived from the lock key with Redis's hash-tag rule (the
+// slot of a key containing "{tag}", with a non-empty tag between the first
+// "{" and the first "}" after it, is the slot of tag alone):
+//
+//   - a key that already has a valid hash tag keeps it: counter key+":fence"
+//     ("{user:1}:lock" → "{user:1}:lock:fence");
+//   - any other key becomes the tag: counter "{"+key+"}:fence"
+//     ("orders" → "{orders}:fence"), which hashes exactly like key.
+//
+// A key with no valid tag that contains "}" cannot be wrapped in a tag that
+// hashes like it, and the empty key has no non-empty tag; both are rejected
+// with ErrInvalidKey before anything is sent, whatever the deployment, so
+// code that works against one node keeps working against a Cluster. The
+// mapping is not injective ("orders" and "{orders}" share "{orders}:fence"):
+// such keys share a counter, which keeps each key's tokens strictly
+// increasing, only with gaps. Do not use lock keys that end in ":fence" for
+// other data. WithoutFencing drops the counter (SET NX PX only, fence 0).
+//
+// # Errors
+//
+// Holding and not holding are answers, reported through ok. Everything else
+// (network failures, a closed client, a cancelled ctx, server errors such as
+// WRONGTYPE) is returned as an *OpError wrapping the cause, so
+// errors.Is(err, context.DeadlineExceeded), errors.Is(err, redis.ErrClosed)
+// and errors.As(err, new(*net.OpError)) work. Invalid arguments return
+// ErrInvalidTTL or ErrInvalidKey and send nothing.
+//
+// After an error the outcome is unknown: the command may have run on the
+// server and only its reply been lost. That is safe to retry, because Release
+// and Refresh compare the value first and so never touch a lock another
+// holder took meanwhile, and Acquire treats finding its own value as success.
+// go-redis itself retries commands after network errors (MaxRetries); a
+// Release whose first attempt deleted the key but whose reply was lost then
+// reports ok false. Set MaxRetries to -1 on the client if that matters.
+package goredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/nxkv/nxkv/lockapi"
+)
+
+var _ lockapi.Backend = (*Backend)(nil)
+
+var (
+	// ErrInvalidTTL is returned for a TTL below one millisecond, the smallest
+	// PX Redis accepts. Nothing is sent.
+	ErrInvalidTTL = errors.New("goredis: invalid ttl: must be at least 1ms")
+	// ErrInvalidKey is returned by Acquire (with fencing) for a key whose
+	// fencing counter cannot share its hash slot: the empty key and keys
+	// with no valid hash tag that contain "}". Nothing is sent.
+	ErrInvalidKey = errors.New("goredis: invalid lock key: empty, or contains '}' without a valid {hash tag}")
+)
+
+// OpError is a transport or server failure of one Backend call. The outcome
+// on the server is unknown (see the package doc). It unwraps to the go-redis
+// or context error.
+type OpError struct {
+	Op  string // "acquire", "release", "refresh" or "pttl"
+	Key string
+	Err error
+}
+
+// Error implements error.
+func (e *OpError) Error() string {
+	return fmt.Sprintf("goredis: %s %q: %v", e.Op, e.Key, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Native selects whether Release and Refresh use the Redis 8.4 commands
+// DELEX key IFEQ value and SET key value IFEQ value PX ttl instead of
+// scripts. Acquire and PTTL always use scripts: no single native command
+// does SET NX plus INCR, or GET-compare plus PTTL.
+type Native uint8
+
+const (
+	// NativeAuto asks the server its version (INFO server) once, on the
+	// first Release or Refresh, and uses the native commands only on 8.4 or
+	// later. A failed probe selects scripts for good.
+	NativeAuto Native = iota
+	// NativeOff always uses scripts.
+	NativeOff
+	// NativeOn uses the native commands without probing. If the server
+	// rejects them (unknown command or syntax error, as before 8.4), the
+	// Backend switches to scripts for good and retries the call with a
+	// script; the rejected command changed nothing.
+	NativeOn
+)
+
+// Option configures a Backend.
+type Option func(*Backend)
+
+// WithNative sets how native Redis 8.4 commands are used; the default is
+// NativeAuto.
+func WithNative(n Native) Option { return func(b *Backend) { b.native = n } }
+
+// WithoutFencing makes Acquire a script doing only SET key value NX PX ttl:
+// it returns fence 0, keeps no counter key and accepts any key.
+func WithoutFencing() Option { return func(b *Backend) { b.noFence = true } }
+
+// Backend is a lockapi.Backend over a go-redis client. It is safe for
+// concurrent use. It does not own the client: closing the client is the
+// caller's job, and Backend has no Close.
+type Backend struct {
+	c       redis.UniversalClient
+	native  Native // set by options, read-only afterwards
+	noFence bool   // set by options, read-only afterwards
+
+	// mode is what Release and Refresh currently use (a mode); it only
+	// moves from modeUnknown to one of the others, or from modeNative to
+	// modeScripts. probeMu serialises the NativeAuto probe.
+	mode    atomic.Uint32
+	probeMu sync.Mutex
+}
+
+type mode = uint32
+
+const (
+	modeUnknown mode = iota // NativeAuto before the probe
+	modeScripts
+	modeNative
+)
+
+// New returns a Backend over c. c may be a *redis.Client, a Sentinel
+// failover client or a *redis.ClusterClient. New does no I/O.
+func New(c redis.UniversalClient, opts ...Option) *Backend {
+	b := &Backend{c: c}
+	for _, o := range opts {
+		o(b)
+	}
+	switch b.native {
+	case NativeOff:
+		b.mode.Store(modeScripts)
+	case NativeOn:
+		b.mode.Store(modeNative)
+	default:
+		b.mode.Store(modeUnknown)
+	}
+	return b
+}
+
+// The scripts return integers only, so that a missing key never surfaces as
+// redis.Nil. Acquire finding its own value counts as success so that a
+// retry after a lost reply does not strand the lock; the counter then still
+// holds this acquisition's token, because nobody else acquired the key
+// while it held our value.
+var (
+	acquireScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return redis.call('INCR', KEYS[2])
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+	return tonumber(redis.call('GET', KEYS[2]) or '0')
+end
+return 0`)
+	acquireNoFenceScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+	return 1
+end
+return 0`)
+	releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+	return redis.call('DEL', KEYS[1])
+end
+return 0`)
+	refreshScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+	return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`)
+	// pttlScript replies -3 for "not held", keeping PTTL's own -1 (no TTL).
+	pttlScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+	return redis.call('PTTL', KEYS[1])
+end
+return -3`)
+)
+
+// ttlMillis converts a TTL to PX milliseconds, rounding up so that the
+// server never holds the lock for less time than the caller asked for (a
+// holder believing in a longer lease than the server's would be unsafe).
+func ttlMillis(ttl time.Duration) (int64, error) {
+	if ttl < time.Millisecond {
+		return 0, ErrInvalidTTL
+	}
+	ms := int64(ttl / time.Millisecond)
+	if ttl%time.Millisecond != 0 {
+		ms++
+	}
+	return ms, nil
+}
+
+// hashTag returns the hash tag of key as Redis Cluster computes it, and
+// whether key has one: the bytes between the first '{' and the first '}'
+// after it, when that is non-empty.
+func hashTag(key string) (string, bool) {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return "", false
+	}
+	end := strings.IndexByte(key[open+1:], '}')
+	if end <= 0 { // no '}' after '{', or "{}"
+		return "", false
+	}
+	return key[open+1 : open+1+end], true
+}
+
+// FenceKey returns the name of key's fencing counter, in key's hash slot
+// (see the package doc), or ErrInvalidKey.
+func FenceKey(key string) (string, error) {
+	if _, ok := hashTag(key); ok {
+		return key + ":fence", nil
+	}
+	if key == "" || strings.IndexByte(key, '}') >= 0 {
+		return "", ErrInvalidKey
+	}
+	return "{" + key + "}:fence", nil
+}
+
+// Acquire stores value at key for ttl only if key is absent (or already
+// holds value) and returns the key's next fencing token (0 with
+// WithoutFencing). ok is false when another value holds key. Errors:
+// ErrInvalidTTL, ErrInvalidKey, or an *OpError.
+func (b *Backend) Acquire(ctx context.Context, key, value string, ttl time.Duration) (fence int64, ok bool, err error) {
+	ms, err := ttlMillis(ttl)
+	if err != nil {
+		return 0, false, err
+	}
+	if b.noFence {
+		n, err := acquireNoFenceScript.Run(ctx, b.c, []string{key}, value, ms).Int64()
+		if err != nil {
+			return 0, false, &OpError{Op: "acquire", Key: key, Err: err}
+		}
+		return 0, n == 1, nil
+	}
+	fk, err := FenceKey(key)
+	if err != nil {
+		return 0, false, err
+	}
+	n, err := acquireScript.Run(ctx, b.c, []string{key, fk}, value, ms).Int64()
+	if err != nil {
+		return 0, false, &OpError{Op: "acquire", Key: key, Err: err}
+	}
+	if n <= 0 {
+		return 0, false, nil
+	}
+	return n, true, nil
+}
+
+// Release deletes key only if it holds value. ok is false when key is
+// absent or holds another value. Errors: an *OpError.
+func (b *Backend) Release(ctx context.Context, key, value string) (ok bool, err error) {
+	if b.useNative(ctx) {
+		n, err := b.c.Do(ctx, "DELEX", key, "IFEQ", value).Int64()
+		if err == nil {
+			return n == 1, nil
+		}
+		if !b.nativeRejected(err) {
+			return false, &OpError{Op: "release", Key: key, Err: err}
+		}
+	}
+	n, err := releaseScript.Run(ctx, b.c, []string{key}, value).Int64()
+	if err != nil {
+		return false, &OpError{Op: "release", Key: key, Err: err}
+	}
+	return n == 1, nil
+}
+
+// Refresh sets key's TTL to ttl only if it holds value. ok is false when key
+// is absent or holds another value. Errors: ErrInvalidTTL or an *OpError.
+func (b *Backend) Refresh(ctx context.Context, key, value string, ttl time.Duration) (ok bool, err error) {
+	ms, err := ttlMillis(ttl)
+	if err != nil {
+		return false, err
+	}
+	if b.useNative(ctx) {
+		err := b.c.Do(ctx, "SET", key, value, "IFEQ", value, "PX", ms).Err()
+		if err == nil {
+			return true, nil
+		}
+		if errors.Is(err, redis.Nil) {
+			return false, nil
+		}
+		if !b.nativeRejected(err) {
+			return false, &OpError{Op: "refresh", Key: key, Err: err}
+		}
+	}
+	n, err := refreshScript.Run(ctx, b.c, []string{key}, value, ms).Int64()
+	if err != nil {
+		return false, &OpError{Op: "refresh", Key: key, Err: err}
+	}
+	return n == 1, nil
+}
+
+// PTTL returns key's remaining TTL, at millisecond resolution, only if key
+// holds value; ok is false when key is absent or holds another value. A key
+// holding value without a TTL (set by someone else's plain SET) reports -1ns
+// with ok true. Errors: an *OpError.
+func (b *Backend) PTTL(ctx context.Context, key, value string) (ttl time.Duration, ok bool, err error) {
+	n, err := pttlScript.Run(ctx, b.c, []string{key}, value).Int64()
+	if err != nil {
+		return 0, false, &OpError{Op: "pttl", Key: key, Err: err}
+	}
+	switch {
+	case n == -3 || n == -2:
+		return 0, false, nil
+	case n == -1:
+		return -1, true, nil
+	}
+	return time.Duration(n) * time.Millisecond, true, nil
+}
+
+// useNative reports whether Release and Refresh should try the native
+// commands, probing the server once under NativeAuto.
+func (b *Backend) useNative(ctx context.Context) bool {
+	if m := b.mode.Load(); m != modeUnknown {
+		return m == modeNative
+	}
+	b.probeMu.Lock()
+	defer b.probeMu.Unlock()
+	if b.mode.Load() == modeUnknown {
+		m := modeScripts
+		if info, err := b.c.Info(ctx, "server").Result(); err == nil && nativeVersion(info) {
+			m = modeNative
+		}
+		b.mode.Store(m)
+	}
+	return b.mode.Load() == modeNative
+}
+
+// nativeRejected reports whether err is a server refusing a native command
+// it does not know; if so it switches the Backend to scripts.
+func (b *Backend) nativeRejected(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	msg := rerr.Error()
+	if !strings.HasPrefix(msg, "ERR unknown command") && !strings.HasPrefix(msg, "ERR syntax error") {
+		return false
+	}
+	b.mode.Store(modeScripts)
+	return true
+}
+
+// nativeVersion reports whether an INFO server reply names Redis 8.4 or
+// later, the first version with DELEX and SET IFEQ.
+func nativeVersion(info string) bool {
+	for _, line := range strings.Split(info, "\n") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:")
+		if !ok {
+			continue
+		}
+		parts := strings.SplitN(v, ".", 3)
+		if len(parts) < 2 {
+			return false
+		}
+		major, err1 := strconv.Atoi(parts[0])
+		minor, err2 := strconv.Atoi(parts[1])
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		return major > 8 || major == 8 && minor >= 4
+	}
+	return false
+}
