@@ -1,0 +1,325 @@
+package lockapi
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Lock is one acquisition of a key, returned by Client.Obtain. Its methods
+// are safe for concurrent use. Release it when done; a Lock that is never
+// released expires at the backend after its TTL (but a watchdog keeps it
+// alive until Release).
+type Lock struct {
+	c     *Client
+	key   string
+	token string
+	value string // token + metadata, as stored
+	ttl   time.Duration
+	fence int64
+
+	tok    [TokenLen]byte // backing array of a generated token; never written after Obtain
+	waiter waiter         // FIFO queue link, used only inside Obtain
+
+	refresh   AutoRefresh // watchdog settings, immutable after Obtain
+	refreshOn bool
+
+	mu        sync.Mutex
+	deadline  time.Time     // guarded by mu: local end of validity, tracked only with a watchdog
+	lost      chan struct{} // guarded by mu: created by Lost, closed on loss
+	lostErr   error         // guarded by mu: why the lock was lost, nil while not lost
+	released  bool          // guarded by mu: a Release succeeded or found the lock gone
+	releasing bool          // guarded by mu: a Release is in progress
+	// monitor goroutine (watchdog and loss watch), guarded by mu
+	monitorOn   bool
+	stopMonitor context.CancelFunc
+	monitorDone chan struct{}
+}
+
+// Key returns the locked key.
+func (l *Lock) Key() string { return l.key }
+
+// Token returns the token of this acquisition.
+func (l *Lock) Token() string { return l.token }
+
+// Metadata returns the metadata stored after the token (WithMetadata), or
+// "".
+func (l *Lock) Metadata() string { return l.value[len(l.token):] }
+
+// Fence returns the fencing token of this acquisition, and false when the
+// backend gives none (see Backend.Acquire).
+func (l *Lock) Fence() (int64, bool) { return l.fence, l.fence != 0 }
+
+// Release deletes the lock if this acquisition still holds it. It returns an
+// error wrapping ErrNotHeld when the lock had expired or been taken (the
+// lock is then also marked lost, nothing is deleted), or when it was already
+// released. Release first stops the watchdog and the loss monitor, even if
+// the backend call then fails; a Release that failed with a backend or ctx
+// error may be retried. Errors wrap ctx.Err() when ctx ended.
+func (l *Lock) Release(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("lockapi: release %q: %w", l.key, err)
+	}
+	l.mu.Lock()
+	if l.released {
+		l.mu.Unlock()
+		return fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
+	}
+	l.releasing = true
+	cancel, done := l.stopMonitorLocked()
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	ok, err := l.c.b.Release(ctx, l.key, l.value)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releasing = false
+	if err != nil {
+		return ctxError(ctx, nil, l.key, fmt.Errorf("release: %w", err))
+	}
+	if !ok {
+		l.loseLocked(ErrNotHeld)
+	}
+	l.released = true
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
+	}
+	return nil
+}
+
+// Refresh sets the lock's TTL to ttl if this acquisition still holds it. It
+// returns ErrInvalidTTL for ttl <= 0 (nothing touched), an error wrapping
+// ErrNotHeld when the lock expired, was taken, released or is known lost
+// (the lock is then marked lost; nothing is changed at the backend), and
+// wraps ctx.Err() when ctx ended.
+func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if ttl <= 0 {
+		return ErrInvalidTTL
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("lockapi: refresh %q: %w", l.key, err)
+	}
+	if err := l.heldErr(); err != nil {
+		return err
+	}
+	var start time.Time
+	if l.refreshOn {
+		start = l.c.clock.Now()
+	}
+	ok, err := l.c.b.Refresh(ctx, l.key, l.value, ttl)
+	if err != nil {
+		return ctxError(ctx, nil, l.key, fmt.Errorf("refresh: %w", err))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !ok {
+		l.loseLocked(ErrNotHeld)
+		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
+	}
+	if l.refreshOn {
+		l.deadline = start.Add(ttl)
+	}
+	return nil
+}
+
+// TTL returns the lock's remaining TTL at the backend, or an error wrapping
+// ErrNotHeld when this acquisition no longer holds it (the lock is then
+// marked lost). A lock whose TTL was removed by someone else reports -1.
+// Errors wrap ctx.Err() when ctx ended.
+func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("lockapi: ttl %q: %w", l.key, err)
+	}
+	if err := l.heldErr(); err != nil {
+		return 0, err
+	}
+	d, ok, err := l.c.b.PTTL(ctx, l.key, l.value)
+	if err != nil {
+		return 0, ctxError(ctx, nil, l.key, fmt.Errorf("pttl: %w", err))
+	}
+	if !ok {
+		l.lose(ErrNotHeld)
+		return 0, fmt.Errorf("%w: %q", ErrNotHeld, l.key)
+	}
+	return d, nil
+}
+
+// heldErr returns ErrNotHeld if the lock is known released or lost.
+func (l *Lock) heldErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.released:
+		return fmt.Errorf("%w: %q: released", ErrNotHeld, l.key)
+	case l.lostErr != nil:
+		return fmt.Errorf("%w: %w", ErrNotHeld, l.lostErr)
+	}
+	return nil
+}
+
+// Lost returns a channel closed when the lock is known lost (see the package
+// doc). On a Watcher backend the first call starts the loss monitor, so call
+// it right after Obtain. After a successful Release the channel is never
+// closed.
+func (l *Lock) Lost() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost == nil {
+		l.lost = make(chan struct{})
+		if l.lostErr != nil {
+			close(l.lost)
+		}
+	}
+	if l.c.w != nil {
+		l.startMonitorLocked()
+	}
+	return l.lost
+}
+
+// Err returns nil while the lock is not known lost, and after that an error
+// wrapping ErrLost and the cause: ErrNotHeld (expired, deleted, overwritten),
+// ErrExtensionsExhausted, or the backend error that kept the watchdog from
+// refreshing in time.
+func (l *Lock) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostErr
+}
+
+func (l *Lock) lose(cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.loseLocked(cause)
+}
+
+// loseLocked records the first loss; a loss found while releasing or after
+// a Release is no loss.
+func (l *Lock) loseLocked(cause error) {
+	if l.released || l.releasing || l.lostErr != nil {
+		return
+	}
+	l.lostErr = fmt.Errorf("%w: %q: %w", ErrLost, l.key, cause)
+	if l.lost != nil {
+		close(l.lost)
+	}
+	if l.stopMonitor != nil {
+		l.stopMonitor()
+	}
+}
+
+// startMonitorLocked starts the monitor goroutine unless it runs, or the
+// lock is released, being released or lost.
+func (l *Lock) startMonitorLocked() {
+	if l.monitorOn || l.released || l.releasing || l.lostErr != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.monitorOn = true
+	l.stopMonitor = cancel
+	l.monitorDone = make(chan struct{})
+	go l.monitor(ctx, l.monitorDone)
+}
+
+// stopMonitorLocked detaches the monitor; the caller cancels it and waits
+// for done outside the lock (the monitor takes mu).
+func (l *Lock) stopMonitorLocked() (cancel context.CancelFunc, done chan struct{}) {
+	if !l.monitorOn {
+		return nil, nil
+	}
+	cancel, done = l.stopMonitor, l.monitorDone
+	l.monitorOn, l.stopMonitor, l.monitorDone = false, nil, nil
+	return cancel, done
+}
+
+// monitor is the Lock's goroutine: on a Watcher backend it re-checks
+// ownership after every change of the key, and with a watchdog it refreshes
+// the lock. It exits when ctx is canceled (Release, loss) or on loss.
+func (l *Lock) monitor(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	c := l.c
+	var changed <-chan struct{}
+	stop := func() {}
+	defer func() { stop() }()
+
+	var timer *clock.Timer
+	var tick <-chan time.Time
+	if l.refreshOn {
+		timer = c.clock.Timer(l.refresh.Interval)
+		tick = timer.C
+		defer func() { timer.Stop() }()
+	}
+	extensions := 0
+	exhausted := false
+	var lastErr error
+	for {
+		if c.w != nil && changed == nil {
+			changed, stop = c.w.Watch(l.key)
+			_, ok, err := c.b.PTTL(ctx, l.key, l.value)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && !ok {
+				l.lose(ErrNotHeld)
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			stop()
+			changed, stop = nil, func() {}
+			continue
+		case <-tick:
+		}
+
+		// Watchdog turn.
+		now := c.clock.Now()
+		l.mu.Lock()
+		deadline := l.deadline
+		l.mu.Unlock()
+		if exhausted {
+			l.lose(ErrExtensionsExhausted)
+			return
+		}
+		if !now.Before(deadline) {
+			if lastErr == nil {
+				lastErr = fmt.Errorf("watchdog could not refresh before the validity ended")
+			}
+			l.lose(lastErr)
+			return
+		}
+		ok, err := c.b.Refresh(ctx, l.key, l.value, l.refresh.TTL)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil:
+			lastErr = fmt.Errorf("watchdog refresh: %w", err)
+			timer = c.clock.Timer(min(l.refresh.Interval, deadline.Sub(now)))
+		case !ok:
+			l.lose(ErrNotHeld)
+			return
+		default:
+			extensions++
+			deadline = now.Add(l.refresh.TTL)
+			l.mu.Lock()
+			if deadline.After(l.deadline) {
+				l.deadline = deadline
+			}
+			l.mu.Unlock()
+			if l.refresh.MaxExtensions > 0 && extensions >= l.refresh.MaxExtensions {
+				exhausted = true
+				timer = c.clock.Timer(deadline.Sub(now))
+			} else {
+				timer = c.clock.Timer(l.refresh.Interval)
+			}
+		}
+		tick = timer.C
+	}
+}
