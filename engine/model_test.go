@@ -1,0 +1,912 @@
+package engine_test
+
+// Model-based checking: every engine method is driven with random operations
+// and compared, step by step, with a plain reference model written from
+// /work/shared/REDIS-SEMANTICS.md (not from the implementation). The same op
+// representation, model and comparison run under rapid (TestModel) and under
+// go test -fuzz (FuzzOps in fuzz_test.go).
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"pgregory.net/rapid"
+
+	"github.com/nxkv/nxkv/engine"
+)
+
+// epoch is the fake clock's start: a realistic date, so deadline overflow
+// checks see a "now" of the right magnitude.
+var epoch = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+
+// kv is the surface the model checker drives: every engine method. The
+// planted-bug wrappers in planted_test.go implement it too.
+type kv interface {
+	Get(key string) (string, bool)
+	Set(key, value string)
+	SetPX(key, value string, ttl time.Duration) error
+	SetNX(key, value string) bool
+	SetNXPX(key, value string, ttl time.Duration) (bool, error)
+	SetWith(key, value string, args engine.SetArgs) (engine.SetResult, error)
+	GetSet(key, value string) (string, bool)
+	GetDel(key string) (string, bool)
+	CompareAndDelete(key, value string) bool
+	CompareAndSwap(key, old, value string) bool
+	CompareAndPExpire(key, value string, ttl time.Duration) (bool, error)
+	Del(keys ...string) int
+	Exists(key string) bool
+	PExpire(key string, ttl time.Duration) bool
+	PExpireCond(key string, ttl time.Duration, cond engine.ExpireCond) (bool, error)
+	PExpireAt(key string, at time.Time) bool
+	PTTL(key string) (time.Duration, bool)
+	Persist(key string) bool
+	IncrBy(key string, n int64) (int64, error)
+	Len() int
+	Reap() int
+}
+
+var _ kv = (*engine.Engine)(nil)
+
+// ---------------------------------------------------------------------------
+// The reference model.
+
+// entry is one key of the model. deadline is in Unix nanoseconds and only
+// meaningful when hasTTL.
+type entry struct {
+	val      string
+	hasTTL   bool
+	deadline int64
+}
+
+// model is Redis string semantics over a plain map. Expired entries stay in
+// the map until a write replaces them, an explicit delete removes them, or
+// Reap purges them: len(keys) is therefore an upper bound of what the engine
+// may still hold, and the live entries are a lower bound.
+type model struct {
+	keys map[string]entry
+	// gone says why a key left keys (for failure messages only).
+	gone map[string]string
+}
+
+func newModel() *model { return &model{keys: map[string]entry{}, gone: map[string]string{}} }
+
+func (m *model) put(key string, e entry) {
+	m.keys[key] = e
+	delete(m.gone, key)
+}
+
+func (m *model) remove(key, why string) {
+	delete(m.keys, key)
+	m.gone[key] = why
+}
+
+// alive returns key's entry if it exists at now: a key with deadline D is
+// alive while now <= D.
+func (m *model) alive(key string, now int64) (entry, bool) {
+	e, ok := m.keys[key]
+	if !ok || (e.hasTTL && now > e.deadline) {
+		return entry{}, false
+	}
+	return e, true
+}
+
+// counts returns the number of live keys and of keys held (live plus expired
+// but not known to be reclaimed).
+func (m *model) counts(now int64) (live, held int) {
+	for k := range m.keys {
+		if _, ok := m.alive(k, now); ok {
+			live++
+		}
+	}
+	return live, len(m.keys)
+}
+
+// deadlineAfter returns now+ttl, and false if that overflows int64
+// nanoseconds (Redis: "invalid expire time").
+func deadlineAfter(now int64, ttl time.Duration) (int64, bool) {
+	if ttl > 0 && now > math.MaxInt64-int64(ttl) {
+		return 0, false
+	}
+	if ttl < 0 && now < math.MinInt64-int64(ttl) {
+		return 0, false
+	}
+	return now + int64(ttl), true
+}
+
+func (m *model) get(key string, now int64) (string, bool) {
+	e, ok := m.alive(key, now)
+	return e.val, ok
+}
+
+func (m *model) set(key, val string) { m.put(key, entry{val: val}) }
+
+func (m *model) setPX(key, val string, ttl time.Duration, now int64) error {
+	d, ok := deadlineAfter(now, ttl)
+	if ttl <= 0 || !ok {
+		return engine.ErrInvalidTTL
+	}
+	m.put(key, entry{val: val, hasTTL: true, deadline: d})
+	return nil
+}
+
+func (m *model) setNX(key, val string, now int64) bool {
+	if _, ok := m.alive(key, now); ok {
+		return false
+	}
+	m.put(key, entry{val: val})
+	return true
+}
+
+func (m *model) setNXPX(key, val string, ttl time.Duration, now int64) (bool, error) {
+	d, ok := deadlineAfter(now, ttl)
+	if ttl <= 0 || !ok { // checked before the condition, as Redis
+		return false, engine.ErrInvalidTTL
+	}
+	if _, ok := m.alive(key, now); ok {
+		return false, nil
+	}
+	m.put(key, entry{val: val, hasTTL: true, deadline: d})
+	return true, nil
+}
+
+func (m *model) setWith(key, val string, a engine.SetArgs, now int64) (engine.SetResult, error) {
+	if a.Cond > engine.IfNotEqual {
+		return engine.SetResult{}, engine.ErrSyntax
+	}
+	// Redis parses the whole command (syntax errors) before it validates
+	// the expire value, and validates it before looking at the condition.
+	hasAt := !a.At.IsZero()
+	if (a.TTL != 0 && hasAt) || (a.KeepTTL && (a.TTL != 0 || hasAt)) {
+		return engine.SetResult{}, engine.ErrSyntax
+	}
+	var d int64
+	switch {
+	case a.TTL < 0:
+		return engine.SetResult{}, engine.ErrInvalidTTL
+	case a.TTL > 0:
+		var ok bool
+		if d, ok = deadlineAfter(now, a.TTL); !ok {
+			return engine.SetResult{}, engine.ErrInvalidTTL
+		}
+	case hasAt:
+		d = a.At.UnixNano()
+	}
+	cur, found := m.alive(key, now)
+	res := engine.SetResult{Old: cur.val, HadOld: found}
+	var write bool
+	switch a.Cond {
+	case engine.Always:
+		write = true
+	case engine.IfAbsent:
+		write = !found
+	case engine.IfPresent:
+		write = found
+	case engine.IfEqual:
+		write = found && cur.val == a.Match
+	case engine.IfNotEqual:
+		write = !found || cur.val != a.Match
+	}
+	if !write {
+		return res, nil
+	}
+	e := entry{val: val}
+	switch {
+	case a.KeepTTL && found:
+		e.hasTTL, e.deadline = cur.hasTTL, cur.deadline
+	case a.TTL > 0 || hasAt:
+		e.hasTTL, e.deadline = true, d
+	}
+	m.put(key, e) // a deadline in the past is stored: held but invisible
+	res.Written = true
+	return res, nil
+}
+
+func (m *model) getSet(key, val string, now int64) (string, bool) {
+	old, ok := m.alive(key, now)
+	m.put(key, entry{val: val})
+	return old.val, ok
+}
+
+func (m *model) getDel(key string, now int64) (string, bool) {
+	e, ok := m.alive(key, now)
+	if ok {
+		m.remove(key, "deleted")
+	}
+	return e.val, ok
+}
+
+func (m *model) compareAndDelete(key, val string, now int64) bool {
+	e, ok := m.alive(key, now)
+	if !ok || e.val != val {
+		return false
+	}
+	m.remove(key, "deleted")
+	return true
+}
+
+func (m *model) compareAndSwap(key, old, val string, now int64) bool {
+	e, ok := m.alive(key, now)
+	if !ok || e.val != old {
+		return false
+	}
+	e.val = val
+	m.put(key, e)
+	return true
+}
+
+func (m *model) compareAndPExpire(key, val string, ttl time.Duration, now int64) (bool, error) {
+	d, ok := deadlineAfter(now, ttl)
+	if ttl <= 0 || !ok {
+		return false, engine.ErrInvalidTTL
+	}
+	e, ok := m.alive(key, now)
+	if !ok || e.val != val {
+		return false, nil
+	}
+	e.hasTTL, e.deadline = true, d
+	m.put(key, e)
+	return true, nil
+}
+
+func (m *model) del(keys []string, now int64) int {
+	n := 0
+	for _, k := range keys {
+		if _, ok := m.alive(k, now); ok {
+			m.remove(k, "deleted")
+			n++
+		}
+	}
+	return n
+}
+
+// expireAt applies a new deadline to a live key: a deadline at or before now
+// deletes the key at once (Redis checkAlreadyExpired: when <= now).
+func (m *model) expireAt(key string, e entry, d, now int64) {
+	if d <= now {
+		m.remove(key, "expired at once: an expire command set deadline <= now")
+		return
+	}
+	e.hasTTL, e.deadline = true, d
+	m.put(key, e)
+}
+
+func (m *model) pexpire(key string, ttl time.Duration, now int64) bool {
+	d, ok := deadlineAfter(now, ttl)
+	if !ok {
+		return false // overflow: PExpire has no error result; nothing changes
+	}
+	e, ok := m.alive(key, now)
+	if !ok {
+		return false
+	}
+	m.expireAt(key, e, d, now)
+	return true
+}
+
+func (m *model) pexpireCond(key string, ttl time.Duration, c engine.ExpireCond, now int64) (bool, error) {
+	if c > engine.ExpireLT {
+		return false, engine.ErrSyntax
+	}
+	d, ok := deadlineAfter(now, ttl)
+	if !ok { // Redis checks overflow before looking the key up
+		return false, engine.ErrInvalidTTL
+	}
+	e, ok := m.alive(key, now)
+	if !ok {
+		return false, nil
+	}
+	switch c {
+	case engine.ExpireNX:
+		ok = !e.hasTTL
+	case engine.ExpireXX:
+		ok = e.hasTTL
+	case engine.ExpireGT: // no TTL counts as infinite
+		ok = e.hasTTL && d > e.deadline
+	case engine.ExpireLT:
+		ok = !e.hasTTL || d < e.deadline
+	}
+	if !ok {
+		return false, nil
+	}
+	m.expireAt(key, e, d, now)
+	return true, nil
+}
+
+func (m *model) pexpireAt(key string, at time.Time, now int64) bool {
+	e, ok := m.alive(key, now)
+	if !ok {
+		return false
+	}
+	m.expireAt(key, e, at.UnixNano(), now)
+	return true
+}
+
+func (m *model) pttl(key string, now int64) (time.Duration, bool) {
+	e, ok := m.alive(key, now)
+	switch {
+	case !ok:
+		return 0, false
+	case !e.hasTTL:
+		return engine.NoExpiry, true
+	default:
+		return time.Duration(e.deadline - now), true
+	}
+}
+
+func (m *model) persist(key string, now int64) bool {
+	e, ok := m.alive(key, now)
+	if !ok || !e.hasTTL {
+		return false
+	}
+	e.hasTTL, e.deadline = false, 0
+	m.put(key, e)
+	return true
+}
+
+func (m *model) incrBy(key string, n int64, now int64) (int64, error) {
+	e, ok := m.alive(key, now)
+	var cur int64
+	if ok {
+		var valid bool
+		if cur, valid = redisParseInt(e.val); !valid {
+			return 0, engine.ErrNotInteger
+		}
+	} else {
+		e = entry{} // a missing or expired key counts as 0 and gets no TTL
+	}
+	if (n > 0 && cur > math.MaxInt64-n) || (n < 0 && cur < math.MinInt64-n) {
+		return 0, engine.ErrOverflow
+	}
+	e.val = strconv.FormatInt(cur+n, 10)
+	m.put(key, e)
+	return cur + n, nil
+}
+
+// redisParseInt is Redis's string2ll: an optional '-', then digits without
+// leading zeros (except "0" itself), nothing else, within int64.
+func redisParseInt(s string) (int64, bool) {
+	if s == "0" {
+		return 0, true
+	}
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || digits[0] < '1' || digits[0] > '9' {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
+}
+
+// reap purges expired entries, as Engine.Reap does at now, and returns how
+// many there were.
+func (m *model) reap(now int64) int {
+	n := 0
+	for k := range m.keys {
+		if _, ok := m.alive(k, now); !ok {
+			m.remove(k, "expired and reaped")
+			n++
+		}
+	}
+	return n
+}
+
+// nextDeadline returns the earliest deadline >= now, if any.
+func (m *model) nextDeadline(now int64) (int64, bool) {
+	best, found := int64(0), false
+	for _, e := range m.keys {
+		if e.hasTTL && e.deadline >= now && (!found || e.deadline < best) {
+			best, found = e.deadline, true
+		}
+	}
+	return best, found
+}
+
+// ---------------------------------------------------------------------------
+// Operations, built from a stream of choices so rapid and the fuzzer share
+// one generator.
+
+type opKind uint8
+
+const (
+	opGet opKind = iota
+	opSet
+	opSetPX
+	opSetNX
+	opSetNXPX
+	opSetWith
+	opGetSet
+	opGetDel
+	opCompareAndDelete
+	opCompareAndSwap
+	opCompareAndPExpire
+	opDel
+	opExists
+	opPExpire
+	opPExpireCond
+	opPExpireAt
+	opPTTL
+	opPersist
+	opIncrBy
+	opLen
+	opReap
+	opAdvance
+	opAdvanceToDeadline
+)
+
+// opWeights lists kinds with repetition as weights; index 0 is the
+// simplest op, which is what shrinking moves towards.
+var opWeights = []opKind{
+	opGet, opSet, opSetPX, opSetPX, opSetNX, opSetNXPX, opSetNXPX,
+	opSetWith, opSetWith, opSetWith, opGetSet, opGetDel,
+	opCompareAndDelete, opCompareAndDelete, opCompareAndSwap, opCompareAndPExpire,
+	opDel, opExists, opPExpire, opPExpire, opPExpireCond, opPExpireCond, opPExpireAt,
+	opPTTL, opPersist, opIncrBy, opIncrBy, opLen, opReap,
+	opAdvance, opAdvance, opAdvance, opAdvanceToDeadline, opAdvanceToDeadline, opAdvanceToDeadline,
+}
+
+var (
+	alphabet = []string{"a", "b", "", "c"}
+	values   = []string{"x", "y", "1", "", "-7", "01", "+5", " 2", "-0", "9223372036854775807", "-9223372036854775808", "v"}
+	ttls     = []time.Duration{
+		time.Second, time.Millisecond, time.Nanosecond, 10 * time.Millisecond, time.Hour, 0, -time.Millisecond,
+		engine.NoExpiry, time.Microsecond, 24 * time.Hour, math.MaxInt64 / 2, math.MaxInt64, math.MinInt64,
+	}
+	atOffsets = []time.Duration{
+		time.Hour, 0, -time.Nanosecond, time.Nanosecond, -time.Hour, time.Millisecond, -time.Millisecond, 100 * 365 * 24 * time.Hour,
+	}
+	advances = []time.Duration{
+		time.Millisecond, 0, time.Nanosecond, time.Microsecond, 10 * time.Millisecond, time.Second, time.Hour, 30 * time.Hour,
+	}
+	deadlineDeltas = []time.Duration{0, -time.Nanosecond, time.Nanosecond}
+	increments     = []int64{1, 0, -1, 7, math.MaxInt64, math.MinInt64}
+	conditions     = []engine.Condition{engine.Always, engine.IfAbsent, engine.IfPresent, engine.IfEqual, engine.IfNotEqual, 9}
+	expireConds    = []engine.ExpireCond{engine.ExpireAlways, engine.ExpireNX, engine.ExpireXX, engine.ExpireGT, engine.ExpireLT, 9}
+)
+
+// op is one step: an engine call with its arguments, or a clock advance.
+// Time-relative arguments (atOff, matchCur, advance to deadline) are resolved
+// against the model when the op runs, so an op is a static value.
+type op struct {
+	kind     opKind
+	key      string
+	keys     []string // Del
+	val      string
+	match    string // CompareAndDelete/CompareAndSwap/CompareAndPExpire value, SetArgs.Match
+	matchCur bool   // use the model's stored value (even if expired) as match
+	ttl      time.Duration
+	atOff    time.Duration // PExpireAt, SetArgs.At: relative to now
+	hasAt    bool          // SetArgs.At set
+	cond     engine.Condition
+	keepTTL  bool
+	econd    engine.ExpireCond
+	n        int64
+	adv      time.Duration // opAdvance amount, opAdvanceToDeadline delta
+}
+
+// buildOp makes an op from choices: pick(n) returns a number in [0, n).
+func buildOp(pick func(n int) int) op {
+	from := func(s []string) string { return s[pick(len(s))] }
+	o := op{kind: opWeights[pick(len(opWeights))]}
+	switch o.kind {
+	case opAdvance:
+		o.adv = advances[pick(len(advances))]
+		return o
+	case opAdvanceToDeadline:
+		o.adv = deadlineDeltas[pick(len(deadlineDeltas))]
+		return o
+	case opLen, opReap:
+		return o
+	case opDel:
+		for n := pick(4); n > 0; n-- {
+			o.keys = append(o.keys, from(alphabet))
+		}
+		return o
+	}
+	o.key = from(alphabet)
+	switch o.kind {
+	case opSet, opSetNX, opGetSet:
+		o.val = from(values)
+	case opSetPX, opSetNXPX:
+		o.val = from(values)
+		o.ttl = ttls[pick(len(ttls))]
+	case opSetWith:
+		o.val = from(values)
+		o.cond = conditions[pick(len(conditions))]
+		o.match = from(values)
+		o.matchCur = pick(2) == 1
+		switch pick(6) {
+		case 0: // no expiry argument
+		case 1:
+			o.ttl = ttls[pick(len(ttls))]
+		case 2:
+			o.hasAt, o.atOff = true, atOffsets[pick(len(atOffsets))]
+		case 3:
+			o.keepTTL = true
+		case 4: // conflicting expiry arguments: a syntax error
+			o.ttl, o.keepTTL = ttls[pick(len(ttls))], true
+		case 5:
+			o.ttl, o.hasAt, o.atOff = ttls[pick(len(ttls))], true, atOffsets[pick(len(atOffsets))]
+		}
+	case opCompareAndDelete:
+		o.match, o.matchCur = from(values), pick(4) != 0
+	case opCompareAndSwap:
+		o.match, o.matchCur, o.val = from(values), pick(4) != 0, from(values)
+	case opCompareAndPExpire:
+		o.match, o.matchCur, o.ttl = from(values), pick(4) != 0, ttls[pick(len(ttls))]
+	case opPExpire:
+		o.ttl = ttls[pick(len(ttls))]
+	case opPExpireCond:
+		o.ttl = ttls[pick(len(ttls))]
+		o.econd = expireConds[pick(len(expireConds))]
+	case opPExpireAt:
+		o.atOff = atOffsets[pick(len(atOffsets))]
+	case opIncrBy:
+		o.n = increments[pick(len(increments))]
+	}
+	return o
+}
+
+// GoString makes rapid's draw log read like a call sequence.
+func (o op) GoString() string {
+	m := strconv.Quote(o.match)
+	if o.matchCur {
+		m = "<current value>"
+	}
+	switch o.kind {
+	case opGet:
+		return fmt.Sprintf("Get(%q)", o.key)
+	case opSet:
+		return fmt.Sprintf("Set(%q, %q)", o.key, o.val)
+	case opSetPX:
+		return fmt.Sprintf("SetPX(%q, %q, %v)", o.key, o.val, o.ttl)
+	case opSetNX:
+		return fmt.Sprintf("SetNX(%q, %q)", o.key, o.val)
+	case opSetNXPX:
+		return fmt.Sprintf("SetNXPX(%q, %q, %v)", o.key, o.val, o.ttl)
+	case opSetWith:
+		at := "none"
+		if o.hasAt {
+			at = "now" + fmtOffset(o.atOff)
+		}
+		return fmt.Sprintf("SetWith(%q, %q, {Cond:%d Match:%s TTL:%v At:%s KeepTTL:%v})", o.key, o.val, o.cond, m, o.ttl, at, o.keepTTL)
+	case opGetSet:
+		return fmt.Sprintf("GetSet(%q, %q)", o.key, o.val)
+	case opGetDel:
+		return fmt.Sprintf("GetDel(%q)", o.key)
+	case opCompareAndDelete:
+		return fmt.Sprintf("CompareAndDelete(%q, %s)", o.key, m)
+	case opCompareAndSwap:
+		return fmt.Sprintf("CompareAndSwap(%q, %s, %q)", o.key, m, o.val)
+	case opCompareAndPExpire:
+		return fmt.Sprintf("CompareAndPExpire(%q, %s, %v)", o.key, m, o.ttl)
+	case opDel:
+		return fmt.Sprintf("Del(%q)", o.keys)
+	case opExists:
+		return fmt.Sprintf("Exists(%q)", o.key)
+	case opPExpire:
+		return fmt.Sprintf("PExpire(%q, %v)", o.key, o.ttl)
+	case opPExpireCond:
+		return fmt.Sprintf("PExpireCond(%q, %v, %d)", o.key, o.ttl, o.econd)
+	case opPExpireAt:
+		return fmt.Sprintf("PExpireAt(%q, now%s)", o.key, fmtOffset(o.atOff))
+	case opPTTL:
+		return fmt.Sprintf("PTTL(%q)", o.key)
+	case opPersist:
+		return fmt.Sprintf("Persist(%q)", o.key)
+	case opIncrBy:
+		return fmt.Sprintf("IncrBy(%q, %d)", o.key, o.n)
+	case opLen:
+		return "Len()"
+	case opReap:
+		return "Reap()"
+	case opAdvance:
+		return fmt.Sprintf("clock.Add(%v)", o.adv)
+	case opAdvanceToDeadline:
+		return fmt.Sprintf("clock.Add(to next deadline%s)", fmtOffset(o.adv))
+	}
+	return fmt.Sprintf("op(%d)", o.kind)
+}
+
+func fmtOffset(d time.Duration) string {
+	if d < 0 {
+		return d.String()
+	}
+	return "+" + d.String()
+}
+
+// ---------------------------------------------------------------------------
+// The harness: runs an op on the system under test and on the model,
+// compares, then checks the invariants.
+
+// tester is what the harness needs from *testing.T and *rapid.T.
+type tester interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+type harness struct {
+	sut kv
+	clk *clock.Mock
+	m   *model
+}
+
+func (h *harness) now() int64 { return h.clk.Now().UnixNano() }
+
+// sameErr reports whether got is want (nil for no error).
+func sameErr(got, want error) bool {
+	if want == nil {
+		return got == nil
+	}
+	return errors.Is(got, want)
+}
+
+// exec runs o on both sides, fails t on the first difference, then checks
+// the invariants.
+func (h *harness) exec(t tester, o op) {
+	t.Helper()
+	now := h.now()
+	if o.matchCur {
+		if e, ok := h.m.keys[o.key]; ok {
+			o.match = e.val
+		}
+	}
+	call := o.GoString()
+	if o.matchCur {
+		call = strings.ReplaceAll(call, "<current value>", strconv.Quote(o.match))
+	}
+	at := time.Unix(0, now+int64(o.atOff)).UTC()
+	mismatch := func(got, want any) {
+		t.Helper()
+		t.Fatalf("%s = %v, want %v (now %s)", call, got, want, fmtNow(now))
+	}
+	switch o.kind {
+	case opGet:
+		got, gok := h.sut.Get(o.key)
+		want, wok := h.m.get(o.key, now)
+		if got != want || gok != wok {
+			mismatch(pair(got, gok), pair(want, wok))
+		}
+	case opSet:
+		h.sut.Set(o.key, o.val)
+		h.m.set(o.key, o.val)
+	case opSetPX:
+		got := h.sut.SetPX(o.key, o.val, o.ttl)
+		want := h.m.setPX(o.key, o.val, o.ttl, now)
+		if !sameErr(got, want) {
+			mismatch(got, want)
+		}
+	case opSetNX:
+		got, want := h.sut.SetNX(o.key, o.val), h.m.setNX(o.key, o.val, now)
+		if got != want {
+			mismatch(got, want)
+		}
+	case opSetNXPX:
+		got, gerr := h.sut.SetNXPX(o.key, o.val, o.ttl)
+		want, werr := h.m.setNXPX(o.key, o.val, o.ttl, now)
+		if got != want || !sameErr(gerr, werr) {
+			mismatch(pair(got, gerr), pair(want, werr))
+		}
+	case opSetWith:
+		args := engine.SetArgs{Cond: o.cond, Match: o.match, TTL: o.ttl, KeepTTL: o.keepTTL}
+		if o.hasAt {
+			args.At = at
+		}
+		got, gerr := h.sut.SetWith(o.key, o.val, args)
+		want, werr := h.m.setWith(o.key, o.val, args, now)
+		if !sameErr(gerr, werr) || (werr == nil && got != want) {
+			mismatch(pair(got, gerr), pair(want, werr))
+		}
+	case opGetSet:
+		got, gok := h.sut.GetSet(o.key, o.val)
+		want, wok := h.m.getSet(o.key, o.val, now)
+		if got != want || gok != wok {
+			mismatch(pair(got, gok), pair(want, wok))
+		}
+	case opGetDel:
+		got, gok := h.sut.GetDel(o.key)
+		want, wok := h.m.getDel(o.key, now)
+		if got != want || gok != wok {
+			mismatch(pair(got, gok), pair(want, wok))
+		}
+	case opCompareAndDelete:
+		got, want := h.sut.CompareAndDelete(o.key, o.match), h.m.compareAndDelete(o.key, o.match, now)
+		if got != want {
+			mismatch(got, want)
+		}
+	case opCompareAndSwap:
+		got, want := h.sut.CompareAndSwap(o.key, o.match, o.val), h.m.compareAndSwap(o.key, o.match, o.val, now)
+		if got != want {
+			mismatch(got, want)
+		}
+	case opCompareAndPExpire:
+		got, gerr := h.sut.CompareAndPExpire(o.key, o.match, o.ttl)
+		want, werr := h.m.compareAndPExpire(o.key, o.match, o.ttl, now)
+		if got != want || !sameErr(gerr, werr) {
+			mismatch(pair(got, gerr), pair(want, werr))
+		}
+	case opDel:
+		got, want := h.sut.Del(o.keys...), h.m.del(o.keys, now)
+		if got != want {
+			mismatch(got, want)
+		}
+	case opExists:
+		got := h.sut.Exists(o.key)
+		_, want := h.m.alive(o.key, now)
+		if got != want {
+			mismatch(got, want)
+		}
+	case opPExpire:
+		got, want := h.sut.PExpire(o.key, o.ttl), h.m.pexpire(o.key, o.ttl, now)
+		if got != want {
+			mismatch(got, want)
+		}
+	case opPExpireCond:
+		got, gerr := h.sut.PExpireCond(o.key, o.ttl, o.econd)
+		want, werr := h.m.pexpireCond(o.key, o.ttl, o.econd, now)
+		if got != want || !sameErr(gerr, werr) {
+			mismatch(pair(got, gerr), pair(want, werr))
+		}
+	case opPExpireAt:
+		got, want := h.sut.PExpireAt(o.key, at), h.m.pexpireAt(o.key, at, now)
+		if got != want {
+			mismatch(got, want)
+		}
+	case opPTTL:
+		got, gok := h.sut.PTTL(o.key)
+		want, wok := h.m.pttl(o.key, now)
+		if gok != wok || (wok && got != want) {
+			mismatch(pair(got, gok), pair(want, wok))
+		}
+	case opPersist:
+		got, want := h.sut.Persist(o.key), h.m.persist(o.key, now)
+		if got != want {
+			mismatch(got, want)
+		}
+	case opIncrBy:
+		got, gerr := h.sut.IncrBy(o.key, o.n)
+		want, werr := h.m.incrBy(o.key, o.n, now)
+		if !sameErr(gerr, werr) || (werr == nil && got != want) {
+			mismatch(pair(got, gerr), pair(want, werr))
+		}
+	case opLen:
+		// checked by invariants below
+	case opReap:
+		live, held := h.m.counts(now)
+		got := h.sut.Reap()
+		// The background reaper may have reclaimed some already, so only
+		// the upper bound is exact.
+		if got < 0 || got > held-live {
+			t.Fatalf("%s = %d, want in [0, %d] (expired keys held; now %s)", call, got, held-live, fmtNow(now))
+		}
+		h.m.reap(now)
+		if n := h.sut.Len(); n != live {
+			t.Fatalf("Len() after Reap() = %d, want %d live keys (now %s)", n, live, fmtNow(now))
+		}
+	case opAdvance:
+		h.clk.Add(o.adv)
+	case opAdvanceToDeadline:
+		// Deadlines decades ahead (TTL MaxInt64/2) are not jumped to: the
+		// clock stays near realistic dates.
+		d, ok := h.m.nextDeadline(now)
+		step := time.Duration(d-now) + o.adv
+		if !ok || step < 0 || step > 48*time.Hour {
+			step = time.Millisecond
+		}
+		h.clk.Add(step)
+	default:
+		t.Fatalf("unknown op %d", o.kind)
+	}
+	h.check(t)
+}
+
+// check verifies the invariants at the clock's current time: every key of
+// the alphabet reads exactly as the model says (so no expired key is
+// visible and no live key is lost), and live <= Len <= held.
+func (h *harness) check(t tester) {
+	t.Helper()
+	now := h.now()
+	for _, k := range alphabet {
+		e, held := h.m.keys[k]
+		want, wok := h.m.get(k, now)
+		got, gok := h.sut.Get(k)
+		switch {
+		case gok && !wok && held:
+			t.Fatalf("Get(%q) = %q, want absent: expired key visible (now-deadline = %v, now %s)", k, got, time.Duration(now-e.deadline), fmtNow(now))
+		case gok && !wok:
+			why := h.m.gone[k]
+			if why == "" {
+				why = "never set"
+			}
+			t.Fatalf("Get(%q) = %q, want absent: %s (now %s)", k, got, why, fmtNow(now))
+		case !gok && wok:
+			t.Fatalf("Get(%q) = absent, want present %q (now-deadline = %v, hasTTL %v, now %s)", k, want, time.Duration(now-e.deadline), e.hasTTL, fmtNow(now))
+		case got != want:
+			t.Fatalf("Get(%q) = %q, want %q (now %s)", k, got, want, fmtNow(now))
+		}
+		gttl, gok := h.sut.PTTL(k)
+		wttl, wok := h.m.pttl(k, now)
+		if gok != wok || (wok && gttl != wttl) {
+			t.Fatalf("PTTL(%q) = %v, %v; want %v, %v (now %s)", k, gttl, gok, wttl, wok, fmtNow(now))
+		}
+		if got := h.sut.Exists(k); got != wok {
+			t.Fatalf("Exists(%q) = %v, want %v (now %s)", k, got, wok, fmtNow(now))
+		}
+	}
+	live, held := h.m.counts(now)
+	if n := h.sut.Len(); n < live || n > held {
+		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
+	}
+}
+
+func fmtNow(now int64) string { return time.Unix(0, now).UTC().Format(time.RFC3339Nano) }
+
+func pair(a, b any) string { return fmt.Sprintf("(%v, %v)", a, b) }
+
+// newHarness starts an engine on a mock clock at epoch and registers its
+// Close with cleanup.
+func newHarness(wrap func(*engine.Engine, *clock.Mock) kv) (*harness, func()) {
+	clk := clock.NewMock()
+	clk.Set(epoch)
+	e := engine.New(engine.Options{Clock: clk, Shards: 4})
+	var sut kv = e
+	if wrap != nil {
+		sut = wrap(e, clk)
+	}
+	return &harness{sut: sut, clk: clk, m: newModel()}, func() { _ = e.Close() }
+}
+
+// modelProp is the rapid property: a random op sequence on the engine
+// (optionally wrapped by a planted bug) agrees with the model at every step.
+func modelProp(wrap func(*engine.Engine, *clock.Mock) kv) func(*rapid.T) {
+	return func(t *rapid.T) {
+		h, closeEngine := newHarness(wrap)
+		defer closeEngine()
+		h.check(t)
+		opGen := rapid.Custom(func(t *rapid.T) op {
+			return buildOp(func(n int) int { return rapid.IntRange(0, n-1).Draw(t, "choice") })
+		})
+		// An explicit loop rather than t.Repeat: sequences of up to 200
+		// ops (Repeat averages 30) reach states such as a key expiring,
+		// being rewritten and expiring again.
+		for n := rapid.IntRange(1, 200).Draw(t, "steps"); n > 0; n-- {
+			h.exec(t, opGen.Draw(t, "op"))
+		}
+	}
+}
+
+// TestModel runs the engine against the model with rapid.
+func TestModel(t *testing.T) {
+	rapid.Check(t, modelProp(nil))
+}
+
+// TestModelSmoke runs a fixed sequence covering every op kind, so a broken
+// harness shows up even if rapid never draws some kind.
+func TestModelSmoke(t *testing.T) {
+	h, closeEngine := newHarness(nil)
+	defer closeEngine()
+	seen := map[opKind]bool{}
+	for i := 0; i < 1500; i++ {
+		r := uint32(i)*2654435761 + 12345
+		o := buildOp(func(n int) int {
+			r = r*1664525 + 1013904223
+			return int(r>>8) % n
+		})
+		seen[o.kind] = true
+		h.exec(t, o)
+	}
+	for _, k := range opWeights {
+		if !seen[k] {
+			t.Errorf("op kind %d never generated", k)
+		}
+	}
+}
