@@ -114,6 +114,9 @@ type simClient struct {
 
 func (c *simClient) String() string { return fmt.Sprintf("c%d", c.id) }
 
+// GoString keeps rapid's logs of drawn clients short.
+func (c *simClient) GoString() string { return c.String() }
+
 func (c *simClient) hold(deadline time.Time) {
 	c.holding, c.deadline = true, deadline
 	c.acquired++
