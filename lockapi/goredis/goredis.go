@@ -54,12 +54,16 @@
 // ErrInvalidTTL or ErrInvalidKey and send nothing.
 //
 // After an error the outcome is unknown: the command may have run on the
-// server and only its reply been lost. That is safe to retry, because Release
-// and Refresh compare the value first and so never touch a lock another
-// holder took meanwhile, and Acquire treats finding its own value as success.
-// go-redis itself retries commands after network errors (MaxRetries); a
-// Release whose first attempt deleted the key but whose reply was lost then
-// reports ok false. Set MaxRetries to -1 on the client if that matters.
+// server and only its reply been lost. Release and Refresh are safe to
+// retry, because they compare the value first and so never touch a lock
+// another holder took meanwhile; after a failed Acquire, a Release with the
+// same value removes the lock if it was stored (lockapi.Client does this).
+// go-redis itself retries a command after some network errors (MaxRetries,
+// 3 by default). If the first attempt ran and only its reply was lost, the
+// retry sees the first attempt's effect: Acquire then reports ok false while
+// the key holds the caller's value until its TTL (a stranded lock, never a
+// shared one), and Release reports ok false although it deleted the key.
+// Set MaxRetries to -1 on the client to see such failures as errors instead.
 package goredis
 
 import (
@@ -179,24 +183,17 @@ func New(c redis.UniversalClient, opts ...Option) *Backend {
 }
 
 // The scripts return integers only, so that a missing key never surfaces as
-// redis.Nil. Acquire finding its own value counts as success so that a
-// retry after a lost reply does not strand the lock; the counter then still
-// holds this acquisition's token, because nobody else acquired the key
-// while it held our value.
+// redis.Nil. Acquire is strictly SET NX: finding its own value is a refusal
+// (the lockapi contract), so a lost reply is cleaned up by the caller's
+// compare-and-delete, as lockapi.Client does.
 var (
 	acquireScript = redis.NewScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return redis.call('INCR', KEYS[2])
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-	return tonumber(redis.call('GET', KEYS[2]) or '0')
-end
 return 0`)
 	acquireNoFenceScript = redis.NewScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-	return 1
-end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
 	return 1
 end
 return 0`)
@@ -259,8 +256,7 @@ func FenceKey(key string) (string, error) {
 	return "{" + key + "}:fence", nil
 }
 
-// Acquire stores value at key for ttl only if key is absent (or already
-// holds value) and returns the key's next fencing token (0 with
+// Acquire stores value at key for ttl only if key is absent and returns the key's next fencing token (0 with
 // WithoutFencing). ok is false when another value holds key. Errors:
 // ErrInvalidTTL, ErrInvalidKey, or an *OpError.
 func (b *Backend) Acquire(ctx context.Context, key, value string, ttl time.Duration) (fence int64, ok bool, err error) {
