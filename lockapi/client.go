@@ -148,8 +148,11 @@ func (c *Client) obtained(l *Lock, err error) (*Lock, error) {
 	}
 	if l.refreshOn {
 		l.mu.Lock()
-		l.startMonitorLocked()
+		start := l.startMonitorLocked()
 		l.mu.Unlock()
+		if start != nil {
+			start()
+		}
 	}
 	return l, nil
 }

@@ -168,17 +168,22 @@ func (l *Lock) heldErr() error {
 // closed.
 func (l *Lock) Lost() <-chan struct{} {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.lost == nil {
 		l.lost = make(chan struct{})
 		if l.lostErr != nil {
 			close(l.lost)
 		}
 	}
+	var start func()
 	if l.c.w != nil {
-		l.startMonitorLocked()
+		start = l.startMonitorLocked()
 	}
-	return l.lost
+	ch := l.lost
+	l.mu.Unlock()
+	if start != nil {
+		start()
+	}
+	return ch
 }
 
 // Err returns nil while the lock is not known lost, and after that an error
@@ -212,17 +217,37 @@ func (l *Lock) loseLocked(cause error) {
 	}
 }
 
-// startMonitorLocked starts the monitor goroutine unless it runs, or the
-// lock is released, being released or lost.
-func (l *Lock) startMonitorLocked() {
+// startMonitorLocked marks the monitor started unless it runs, or the lock
+// is released, being released or lost. The caller must call the returned
+// function (if not nil) after unlocking mu: on a Watcher backend it arms the
+// watch and checks ownership once before the goroutine starts, so that Lost
+// is accurate when it returns.
+func (l *Lock) startMonitorLocked() (start func()) {
 	if l.monitorOn || l.released || l.releasing || l.lostErr != nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	l.monitorOn = true
 	l.stopMonitor = cancel
-	l.monitorDone = make(chan struct{})
-	go l.monitor(ctx, l.monitorDone)
+	l.monitorDone = done
+	return func() {
+		var changed <-chan struct{}
+		stop := func() {}
+		if w := l.c.w; w != nil {
+			changed, stop = w.Watch(l.key)
+			_, ok, err := l.c.b.PTTL(ctx, l.key, l.value)
+			if ctx.Err() == nil && err == nil && !ok {
+				l.lose(ErrNotHeld)
+			}
+			if ctx.Err() != nil {
+				stop()
+				close(done)
+				return
+			}
+		}
+		go l.monitor(ctx, done, changed, stop)
+	}
 }
 
 // stopMonitorLocked detaches the monitor; the caller cancels it and waits
@@ -237,13 +262,12 @@ func (l *Lock) stopMonitorLocked() (cancel context.CancelFunc, done chan struct{
 }
 
 // monitor is the Lock's goroutine: on a Watcher backend it re-checks
-// ownership after every change of the key, and with a watchdog it refreshes
-// the lock. It exits when ctx is canceled (Release, loss) or on loss.
-func (l *Lock) monitor(ctx context.Context, done chan struct{}) {
+// ownership after every change of the key (changed is the watch armed by
+// startMonitorLocked), and with a watchdog it refreshes the lock. It exits
+// when ctx is canceled (Release, loss) or on loss.
+func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan struct{}, stop func()) {
 	defer close(done)
 	c := l.c
-	var changed <-chan struct{}
-	stop := func() {}
 	defer func() { stop() }()
 
 	var timer *clock.Timer
