@@ -1,0 +1,593 @@
+// Package redlock implements the Redlock algorithm of the Redis
+// distributed-lock page over N independent lockapi.Backends (typically N
+// separate Redis masters through lockapi/goredis, N = 3 or 5).
+//
+// # Model
+//
+// A Redlock is itself a lockapi.Backend, so lockapi.New(rl) gives the usual
+// Client (Obtain with retry strategies, Release, Refresh, TTL, the watchdog
+// and the Lost signal) over the whole group. Each call runs one parallel
+// round: the same key and value are sent to every node at once, each node
+// call bounded by a per-node timeout (a context deadline on the Redlock's
+// clock) well below the TTL, and the round ends when every node answered or
+// timed out.
+//
+//   - Acquire succeeds when a majority (N/2+1) of nodes stored the value and
+//     the validity ttl - elapsed - drift is still positive. Otherwise it releases the
+//     value on every node (also those that timed out, whose write may have
+//     landed late) and retries after a random delay, a bounded number of
+//     times (WithRetry). When a majority of nodes answered that someone else
+//     holds the key it stops at once with ok false, leaving the waiting to
+//     the Client's retry strategy.
+//   - Refresh extends the value on every node; it succeeds only when a
+//     majority did so before the current validity ran out, and a new validity
+//     ttl - elapsed - drift remains. WithMaxExtensions caps the number of extensions
+//     of one acquisition.
+//   - Release deletes the value on every node; ok reports that a majority
+//     still held it and the validity had not run out.
+//   - PTTL reports the remaining validity, as long as a majority still hold
+//     the value.
+//
+// # Validity and drift
+//
+// Validity is the page's ttl - elapsed - drift, where elapsed is measured on
+// the Redlock's clock from just before the round was sent, and the drift
+// allowance (ttl*0.01 + 2ms by default, WithDrift) covers node clocks that
+// run faster than ours. The lock is safe to use until start + ttl - drift:
+// PTTL (and so lockapi's Lock.TTL) reports no more than that, and Refresh
+// and Release report ok false once it has passed, even though the nodes keep
+// the key for up to drift longer.
+//
+// A lockapi.Client measures its own lease, ttl from before it sent the
+// Acquire or Refresh, in exactly one place: when its watchdog's refreshes
+// keep failing with errors, it declares the lock lost at the end of that
+// lease, which is up to drift later than the Redlock validity. Code that
+// must stop exactly at the validity should ask Lock.TTL, which asks PTTL.
+//
+// # No fencing tokens
+//
+// Redlock cannot give fencing tokens. The nodes are independent masters:
+// each could count acquisitions, but there is no single counter every
+// holder's token is ordered by, and a majority of counters can disagree on
+// who came last (a node that restarted empty, or a node the previous holder
+// never reached). A token that looks monotonic but is not is worse than
+// none, so Acquire returns fence 0 and Lock.Fence reports none (see Martin
+// Kleppmann, "How to do distributed locking", 2016). Where correctness, not
+// just efficiency, depends on the lock, use a single backend with fencing
+// (lockapi/goredis, lockapi/inproc) and have the protected resource reject
+// stale tokens.
+//
+// # What it does not guarantee
+//
+// Mutual exclusion holds only while the timing assumptions hold: node clocks
+// advance at nearly the same rate as ours (within the drift allowance),
+// process pauses and network delays are shorter than the validity, and a
+// node that loses its data (a restart without fsync'd persistence) stays
+// down for at least the longest TTL. The tests in this package show each
+// assumption breaking: a node clock jumping forward, or a node restarting
+// empty at once, lets two clients each hold a majority. Losing one node
+// after acquiring on a bare majority makes the lock depend on every one of
+// the remaining holders (redsync issue 186).
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/nxkv/nxkv/lockapi"
+)
+
+var _ lockapi.Backend = (*Redlock)(nil)
+
+var (
+	// ErrNoQuorum is wrapped by an *Error when too few nodes could answer
+	// (errors or timeouts) for a majority to be reached.
+	ErrNoQuorum = errors.New("redlock: no quorum")
+	// ErrValidityExpired is wrapped by an *Error when a majority granted the
+	// call but only after the validity ran out; the value was then released
+	// everywhere.
+	ErrValidityExpired = errors.New("redlock: validity expired before a quorum answered")
+	// ErrExtensionLimit is returned by Refresh once an acquisition was
+	// extended WithMaxExtensions times. Nothing is sent.
+	ErrExtensionLimit = errors.New("redlock: extension limit reached")
+	// ErrInvalidTTL is returned for a ttl <= 0; it wraps
+	// lockapi.ErrInvalidTTL. Nothing is sent.
+	ErrInvalidTTL = fmt.Errorf("redlock: %w", lockapi.ErrInvalidTTL)
+	// ErrInvalidConfig is returned by New for no nodes, a nil node, or an
+	// option out of range.
+	ErrInvalidConfig = errors.New("redlock: invalid configuration")
+)
+
+// NodeError is the failure of one node in a round.
+type NodeError struct {
+	Node string // the node's name (WithNames), by default "node<i>"
+	Err  error
+}
+
+// Error implements error.
+func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
+
+// Unwrap returns the node's error.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// Error is a Redlock call that failed for lack of a quorum. It names the
+// nodes that failed and unwraps (Unwrap() []error) to ErrNoQuorum or
+// ErrValidityExpired and to one *NodeError per failed node, so
+// errors.Is(err, context.DeadlineExceeded) finds a node that timed out.
+type Error struct {
+	Op      string // "acquire", "release", "refresh" or "pttl"
+	Key     string
+	Quorum  int
+	Granted int         // nodes whose answer was yes
+	Reason  error       // ErrNoQuorum or ErrValidityExpired
+	Nodes   []NodeError // the nodes that failed, in node order
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v: %s %q: %d granted, quorum %d", e.Reason, e.Op, e.Key, e.Granted, e.Quorum)
+	for i := range e.Nodes {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(e.Nodes[i].Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns Reason followed by the node errors.
+func (e *Error) Unwrap() []error {
+	errs := make([]error, 0, 1+len(e.Nodes))
+	errs = append(errs, e.Reason)
+	for i := range e.Nodes {
+		errs = append(errs, &e.Nodes[i])
+	}
+	return errs
+}
+
+// FailedNodes returns the names of the nodes that failed.
+func (e *Error) FailedNodes() []string {
+	names := make([]string, len(e.Nodes))
+	for i := range e.Nodes {
+		names[i] = e.Nodes[i].Node
+	}
+	return names
+}
+
+// Option configures a Redlock.
+type Option func(*Redlock)
+
+// WithClock sets the clock used to measure elapsed time and validity, to
+// bound node calls and to wait between retries; the default is the real
+// clock.
+func WithClock(c clock.Clock) Option { return func(r *Redlock) { r.clock = c } }
+
+// WithNodeTimeout bounds each node call. It must be well below the TTLs in
+// use (the page suggests 5-50 ms for a 10 s TTL): a slow node then only costs
+// its vote. The default, 0, is ttl/10 capped at 500ms per call.
+func WithNodeTimeout(d time.Duration) Option { return func(r *Redlock) { r.nodeTimeout = d } }
+
+// WithDrift sets the clock drift allowance to ttl*factor + min (default
+// 0.01 and 2ms). factor must be in [0, 0.5) and min >= 0.
+func WithDrift(factor float64, min time.Duration) Option {
+	return func(r *Redlock) { r.driftFactor, r.driftMin = factor, min }
+}
+
+// WithRetry makes Acquire try at most tries times in all (default 3),
+// waiting a uniformly random delay in [minDelay, maxDelay] (default 10ms to
+// 50ms) between tries, so that clients that split the votes desynchronise.
+func WithRetry(tries int, minDelay, maxDelay time.Duration) Option {
+	return func(r *Redlock) { r.tries, r.retryMin, r.retryMax = tries, minDelay, maxDelay }
+}
+
+// WithMaxExtensions caps the successful Refresh calls per acquisition;
+// 0 (the default) means no cap.
+func WithMaxExtensions(n int) Option { return func(r *Redlock) { r.maxExtensions = n } }
+
+// WithNames names the nodes in errors, in order; by default they are
+// "node0", "node1", ...
+func WithNames(names ...string) Option { return func(r *Redlock) { r.names = names } }
+
+// Redlock is a lock over a majority of independent Backends; see the
+// package doc. It is safe for concurrent use. It does not own the Backends
+// and has nothing to close.
+type Redlock struct {
+	nodes         []lockapi.Backend
+	names         []string
+	quorum        int
+	clock         clock.Clock
+	nodeTimeout   time.Duration
+	driftFactor   float64
+	driftMin      time.Duration
+	tries         int
+	retryMin      time.Duration
+	retryMax      time.Duration
+	maxExtensions int
+
+	mu      sync.Mutex
+	held    map[heldKey]*holding // guarded by mu: acquisitions made here
+	pruneAt int                  // guarded by mu: len(held) that triggers a sweep
+}
+
+type heldKey struct{ key, value string }
+
+// holding is what this Redlock knows of one acquisition it made.
+type holding struct {
+	validUntil time.Time // on r.clock; the lock is safe to use before it
+	extensions int
+}
+
+// New returns a Redlock over nodes. Errors: ErrInvalidConfig.
+func New(nodes []lockapi.Backend, opts ...Option) (*Redlock, error) {
+	r := &Redlock{
+		nodes:       slices.Clone(nodes),
+		clock:       clock.New(),
+		driftFactor: 0.01,
+		driftMin:    2 * time.Millisecond,
+		tries:       3,
+		retryMin:    10 * time.Millisecond,
+		retryMax:    50 * time.Millisecond,
+		held:        make(map[heldKey]*holding),
+		pruneAt:     64,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	switch {
+	case len(nodes) == 0:
+		return nil, fmt.Errorf("%w: no nodes", ErrInvalidConfig)
+	case slices.Contains(r.nodes, nil):
+		return nil, fmt.Errorf("%w: nil node", ErrInvalidConfig)
+	case r.clock == nil:
+		return nil, fmt.Errorf("%w: nil clock", ErrInvalidConfig)
+	case r.nodeTimeout < 0:
+		return nil, fmt.Errorf("%w: negative node timeout", ErrInvalidConfig)
+	case !(r.driftFactor >= 0 && r.driftFactor < 0.5) || r.driftMin < 0:
+		return nil, fmt.Errorf("%w: drift factor must be in [0, 0.5) and min >= 0", ErrInvalidConfig)
+	case r.tries < 1 || r.retryMin < 0 || r.retryMax < r.retryMin:
+		return nil, fmt.Errorf("%w: need tries >= 1 and 0 <= minDelay <= maxDelay", ErrInvalidConfig)
+	case r.maxExtensions < 0:
+		return nil, fmt.Errorf("%w: negative extension cap", ErrInvalidConfig)
+	case r.names != nil && len(r.names) != len(nodes):
+		return nil, fmt.Errorf("%w: %d names for %d nodes", ErrInvalidConfig, len(r.names), len(nodes))
+	}
+	if r.names == nil {
+		r.names = make([]string, len(nodes))
+		for i := range r.names {
+			r.names[i] = fmt.Sprintf("node%d", i)
+		}
+	}
+	r.quorum = len(nodes)/2 + 1
+	return r, nil
+}
+
+// Quorum returns the number of nodes a call needs: N/2 + 1.
+func (r *Redlock) Quorum() int { return r.quorum }
+
+// drift returns the clock drift allowance for ttl.
+func (r *Redlock) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*r.driftFactor) + r.driftMin
+}
+
+func (r *Redlock) timeout(ttl time.Duration) time.Duration {
+	if r.nodeTimeout > 0 {
+		return r.nodeTimeout
+	}
+	return min(ttl/10, 500*time.Millisecond)
+}
+
+// reply is one node's answer in a round.
+type reply struct {
+	ok  bool
+	ttl time.Duration
+	err error
+}
+
+// round calls fn on every node in parallel, each under its own deadline,
+// and returns the replies in node order once all have answered. A node that
+// answers after its deadline counts as failed (its write is cleaned up by
+// the caller's release).
+func (r *Redlock) round(ctx context.Context, timeout time.Duration, fn func(ctx context.Context, b lockapi.Backend) reply) []reply {
+	replies := make([]reply, len(r.nodes))
+	var wg sync.WaitGroup
+	for i, b := range r.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nctx, cancel := r.clock.WithTimeout(ctx, timeout)
+			defer cancel()
+			rep := fn(nctx, b)
+			if rep.err == nil && nctx.Err() != nil {
+				rep = reply{err: nctx.Err()}
+			}
+			replies[i] = rep
+		}()
+	}
+	wg.Wait()
+	return replies
+}
+
+// tally counts a round's answers.
+func (r *Redlock) tally(op, key string, replies []reply) (granted, refused int, failure *Error) {
+	var nodes []NodeError
+	for i, rep := range replies {
+		switch {
+		case rep.err != nil:
+			nodes = append(nodes, NodeError{Node: r.names[i], Err: rep.err})
+		case rep.ok:
+			granted++
+		default:
+			refused++
+		}
+	}
+	if len(nodes) > 0 {
+		failure = &Error{Op: op, Key: key, Quorum: r.quorum, Granted: granted, Reason: ErrNoQuorum, Nodes: nodes}
+	}
+	return granted, refused, failure
+}
+
+// releaseAll deletes value on every node, best effort: it runs even when
+// ctx is already cancelled, each node bounded by the node timeout.
+func (r *Redlock) releaseAll(ctx context.Context, key, value string, timeout time.Duration) []reply {
+	return r.round(context.WithoutCancel(ctx), timeout, func(ctx context.Context, b lockapi.Backend) reply {
+		ok, err := b.Release(ctx, key, value)
+		return reply{ok: ok, err: err}
+	})
+}
+
+// Acquire acquires key with value on a majority of nodes, as described in
+// the package doc, and returns fence 0: Redlock has no fencing tokens. ok is
+// false, with a nil error, when a majority answered that the key is held by
+// someone else, or when the votes stayed split for every try. Errors:
+// ErrInvalidTTL; an *Error (ErrNoQuorum naming the failed nodes, or
+// ErrValidityExpired) from the last try; ctx's error when it ends while
+// waiting to retry. On every failure that may have stored the value
+// somewhere, it was released on all nodes. value must be unique to this
+// acquisition (lockapi.Client's tokens are).
+func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Duration) (fence int64, ok bool, err error) {
+	if ttl <= 0 {
+		return 0, false, ErrInvalidTTL
+	}
+	drift := r.drift(ttl)
+	timeout := r.timeout(ttl)
+	for try := 1; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return 0, false, fmt.Errorf("redlock: acquire %q: %w", key, err)
+		}
+		start := r.clock.Now()
+		replies := r.round(ctx, timeout, func(ctx context.Context, b lockapi.Backend) reply {
+			_, ok, err := b.Acquire(ctx, key, value, ttl)
+			return reply{ok: ok, err: err}
+		})
+		validity := ttl - r.clock.Since(start) - drift
+		granted, refused, failure := r.tally("acquire", key, replies)
+		if granted >= r.quorum && validity > 0 {
+			r.remember(key, value, start.Add(ttl-drift))
+			return 0, true, nil
+		}
+		if granted > 0 || failure != nil {
+			// Nodes that timed out may have stored the value late. A value
+			// refused everywhere is left alone: it may be a holder's own
+			// (Acquire again with the value held must not release it).
+			r.releaseAll(ctx, key, value, timeout)
+		}
+		if refused >= r.quorum {
+			return 0, false, nil // held elsewhere: waiting is the caller's business
+		}
+		var last error
+		switch {
+		case granted >= r.quorum:
+			last = &Error{Op: "acquire", Key: key, Quorum: r.quorum, Granted: granted, Reason: ErrValidityExpired}
+			if failure != nil {
+				last.(*Error).Nodes = failure.Nodes
+			}
+		case failure != nil && len(r.nodes)-len(failure.Nodes) < r.quorum:
+			last = failure // too few nodes answered for any majority
+		}
+		if try >= r.tries {
+			if last != nil {
+				return 0, false, last
+			}
+			return 0, false, nil
+		}
+		if err := r.wait(ctx); err != nil {
+			if last != nil {
+				return 0, false, fmt.Errorf("redlock: acquire %q: %w", key, errors.Join(err, last))
+			}
+			return 0, false, fmt.Errorf("redlock: acquire %q: %w", key, err)
+		}
+	}
+}
+
+// wait sleeps a random retry delay on the clock, or until ctx ends.
+func (r *Redlock) wait(ctx context.Context) error {
+	d := r.retryMin
+	if r.retryMax > r.retryMin {
+		d += rand.N(r.retryMax - r.retryMin + 1)
+	}
+	t := r.clock.Timer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// remember records a successful acquisition, pruning expired records when
+// the map has doubled since the last sweep.
+func (r *Redlock) remember(key, value string, validUntil time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held[heldKey{key, value}] = &holding{validUntil: validUntil}
+	if len(r.held) >= r.pruneAt {
+		r.pruneLocked()
+	}
+}
+
+func (r *Redlock) pruneLocked() {
+	now := r.clock.Now()
+	for k, h := range r.held {
+		if !now.Before(h.validUntil) {
+			delete(r.held, k)
+		}
+	}
+	r.pruneAt = max(64, 2*len(r.held))
+}
+
+// lookup returns a copy of the record of (key, value), if any.
+func (r *Redlock) lookup(key, value string) (holding, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, ok := r.held[heldKey{key, value}]
+	if !ok {
+		return holding{}, false
+	}
+	return *h, true
+}
+
+func (r *Redlock) forget(key, value string) {
+	r.mu.Lock()
+	delete(r.held, heldKey{key, value})
+	r.mu.Unlock()
+}
+
+// Release deletes value at key on every node. ok is true when a majority
+// held it and, for an acquisition made by this Redlock, its validity had not
+// yet run out. Errors: an *Error wrapping ErrNoQuorum when failed nodes
+// leave it unknown whether a majority held it.
+func (r *Redlock) Release(ctx context.Context, key, value string) (ok bool, err error) {
+	h, known := r.lookup(key, value)
+	r.forget(key, value)
+	replies := r.releaseAll(ctx, key, value, r.untimedTimeout())
+	now := r.clock.Now()
+	granted, _, failure := r.tally("release", key, replies)
+	if granted >= r.quorum {
+		return !known || now.Before(h.validUntil), nil
+	}
+	if failure != nil && granted+len(failure.Nodes) >= r.quorum {
+		return false, failure
+	}
+	return false, nil
+}
+
+// untimedTimeout bounds the node calls of Release and PTTL, which get no
+// ttl: WithNodeTimeout, or the 500ms cap of the default.
+func (r *Redlock) untimedTimeout() time.Duration {
+	if r.nodeTimeout > 0 {
+		return r.nodeTimeout
+	}
+	return 500 * time.Millisecond
+}
+
+// Refresh extends value at key to ttl on every node. It succeeds when a
+// majority still held the value, answered before the current validity ran
+// out (for an acquisition made here), and ttl - elapsed - drift is
+// positive; the validity then ends ttl - drift after the call started. ok false means the lock is lost: the
+// value is then released on every node. Errors: ErrInvalidTTL and
+// ErrExtensionLimit (nothing sent); an *Error when failed nodes leave the
+// outcome open, in which case the previous validity still stands and the
+// call may be retried.
+func (r *Redlock) Refresh(ctx context.Context, key, value string, ttl time.Duration) (ok bool, err error) {
+	if ttl <= 0 {
+		return false, ErrInvalidTTL
+	}
+	h, known := r.lookup(key, value)
+	if known && r.maxExtensions > 0 && h.extensions >= r.maxExtensions {
+		return false, fmt.Errorf("%w: %q extended %d times", ErrExtensionLimit, key, h.extensions)
+	}
+	drift := r.drift(ttl)
+	timeout := r.timeout(ttl)
+	start := r.clock.Now()
+	if known && !start.Before(h.validUntil) {
+		r.forget(key, value)
+		r.releaseAll(ctx, key, value, timeout)
+		return false, nil
+	}
+	replies := r.round(ctx, timeout, func(ctx context.Context, b lockapi.Backend) reply {
+		ok, err := b.Refresh(ctx, key, value, ttl)
+		return reply{ok: ok, err: err}
+	})
+	end := r.clock.Now()
+	granted, _, failure := r.tally("refresh", key, replies)
+	inTime := ttl-end.Sub(start)-drift > 0 && (!known || end.Before(h.validUntil))
+	if granted >= r.quorum && inTime {
+		r.mu.Lock()
+		if cur, ok := r.held[heldKey{key, value}]; ok {
+			cur.validUntil = start.Add(ttl - drift)
+			cur.extensions++
+		} else {
+			r.held[heldKey{key, value}] = &holding{validUntil: start.Add(ttl - drift), extensions: 1}
+		}
+		r.mu.Unlock()
+		return true, nil
+	}
+	if inTime && failure != nil && granted+len(failure.Nodes) >= r.quorum {
+		return false, failure // open: the old validity still stands
+	}
+	r.forget(key, value)
+	r.releaseAll(ctx, key, value, timeout)
+	if granted >= r.quorum {
+		return false, &Error{Op: "refresh", Key: key, Quorum: r.quorum, Granted: granted, Reason: ErrValidityExpired}
+	}
+	return false, nil
+}
+
+// PTTL returns the remaining validity of value at key: the smaller of this
+// Redlock's own validity for the acquisition (when it made it) and the time
+// until fewer than a majority of nodes would still hold it, less elapsed
+// time and drift. ok is false when fewer than a majority hold the value or
+// the validity has run out. Errors: an *Error when failed nodes leave it
+// open.
+func (r *Redlock) PTTL(ctx context.Context, key, value string) (ttl time.Duration, ok bool, err error) {
+	h, known := r.lookup(key, value)
+	start := r.clock.Now()
+	replies := r.round(ctx, r.untimedTimeout(), func(ctx context.Context, b lockapi.Backend) reply {
+		ttl, ok, err := b.PTTL(ctx, key, value)
+		return reply{ok: ok, ttl: ttl, err: err}
+	})
+	now := r.clock.Now()
+	granted, _, failure := r.tally("pttl", key, replies)
+	if granted < r.quorum {
+		if failure != nil && granted+len(failure.Nodes) >= r.quorum {
+			return 0, false, failure
+		}
+		return 0, false, nil
+	}
+	ttls := make([]time.Duration, 0, granted)
+	for _, rep := range replies {
+		if rep.err == nil && rep.ok {
+			if rep.ttl < 0 { // no TTL on that node: it never expires there
+				rep.ttl = math.MaxInt64
+			}
+			ttls = append(ttls, rep.ttl)
+		}
+	}
+	slices.Sort(ttls)
+	// The majority holds until the quorum-th longest TTL runs out.
+	q := ttls[len(ttls)-r.quorum]
+	remaining := q
+	if q != math.MaxInt64 {
+		remaining = q - r.drift(q) - now.Sub(start)
+	}
+	if known {
+		remaining = min(remaining, h.validUntil.Sub(now))
+	}
+	if remaining <= 0 {
+		return 0, false, nil
+	}
+	return remaining, true, nil
+}
