@@ -78,24 +78,23 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 	if ctx.Err() != nil {
 		return nil, ctxError(ctx, ErrNotObtained, key, nil)
 	}
-	l := c.newLock(key, ttl, &cfg)
+	l := c.newLock(key, &cfg)
 	if c.fifo {
-		return c.obtainQueued(ctx, l, &cfg)
+		return c.obtainQueued(ctx, l, ttl, &cfg)
 	}
-	ok, err := c.attempt(ctx, l)
+	ok, err := c.attempt(ctx, l, ttl)
 	if ok || err != nil {
 		return c.obtained(l, err)
 	}
-	return c.wait(ctx, l, &cfg, nil)
+	return c.wait(ctx, l, ttl, &cfg, nil)
 }
 
 // newLock builds the Lock of one acquisition. A generated token lives in
 // the Lock's own array, so the Lock and its token are one allocation.
-func (c *Client) newLock(key string, ttl time.Duration, cfg *obtainConfig) *Lock {
-	l := &Lock{c: c, key: key, ttl: ttl}
-	if cfg.tokenSet {
-		l.token = cfg.token
-	} else {
+func (c *Client) newLock(key string, cfg *obtainConfig) *Lock {
+	l := &Lock{c: c, key: key}
+	token := cfg.token
+	if !cfg.tokenSet {
 		copy(l.tok[:], c.prefix[:])
 		n := c.seq.Add(1)
 		const hexdigits = "0123456789abcdef"
@@ -104,26 +103,27 @@ func (c *Client) newLock(key string, ttl time.Duration, cfg *obtainConfig) *Lock
 			n >>= 4
 		}
 		// The array is never written again, so the string may alias it.
-		l.token = unsafe.String(&l.tok[0], TokenLen)
+		token = unsafe.String(&l.tok[0], TokenLen)
 	}
-	l.value = l.token
+	l.tokLen = int32(len(token))
+	l.value = token
 	if cfg.metadata != "" {
-		l.value = l.token + cfg.metadata
+		l.value = token + cfg.metadata
 	}
 	if cfg.refreshOn {
-		l.refresh = cfg.refresh
-		l.refreshOn = true
+		l.x = &lockExtra{refresh: cfg.refresh}
+		l.watchdog = true
 	}
 	return l
 }
 
 // attempt tries to acquire l once.
-func (c *Client) attempt(ctx context.Context, l *Lock) (bool, error) {
+func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration) (bool, error) {
 	var start time.Time
-	if l.refreshOn {
+	if l.watchdog {
 		start = c.clock.Now()
 	}
-	fence, ok, err := c.b.Acquire(ctx, l.key, l.value, l.ttl)
+	fence, ok, err := c.b.Acquire(ctx, l.key, l.value, ttl)
 	if err != nil {
 		// A lost reply may have stored our value; only we can hold it, so
 		// deleting it by compare-and-delete is always safe.
@@ -134,8 +134,8 @@ func (c *Client) attempt(ctx context.Context, l *Lock) (bool, error) {
 	}
 	if ok {
 		l.fence = fence
-		if l.refreshOn {
-			l.deadline = start.Add(l.ttl)
+		if l.watchdog {
+			l.x.deadline = start.Add(ttl)
 		}
 	}
 	return ok, nil
@@ -146,7 +146,7 @@ func (c *Client) obtained(l *Lock, err error) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.refreshOn {
+	if l.watchdog {
 		l.mu.Lock()
 		start := l.startMonitorLocked()
 		l.mu.Unlock()
@@ -161,7 +161,7 @@ func (c *Client) obtained(l *Lock, err error) (*Lock, error) {
 // with FIFO, after joining a queue that was not empty). turn is nil when l
 // may attempt the key; otherwise it is closed when l reaches the head of its
 // queue.
-func (c *Client) wait(ctx context.Context, l *Lock, cfg *obtainConfig, turn <-chan struct{}) (*Lock, error) {
+func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig, turn <-chan struct{}) (*Lock, error) {
 	if cfg.retry == nil {
 		return nil, ctxError(ctx, ErrNotObtained, l.key, nil)
 	}
@@ -180,7 +180,7 @@ func (c *Client) wait(ctx context.Context, l *Lock, cfg *obtainConfig, turn <-ch
 			// Watch before trying, so that a change between the attempt
 			// and the select below is not missed.
 			changed, stop = c.w.Watch(l.key)
-			if ok, err := c.attempt(ctx, l); ok || err != nil {
+			if ok, err := c.attempt(ctx, l, ttl); ok || err != nil {
 				return c.obtained(l, err)
 			}
 		}
@@ -188,7 +188,7 @@ func (c *Client) wait(ctx context.Context, l *Lock, cfg *obtainConfig, turn <-ch
 		case <-turn:
 			turn = nil
 			if c.w == nil {
-				if ok, err := c.attempt(ctx, l); ok || err != nil {
+				if ok, err := c.attempt(ctx, l, ttl); ok || err != nil {
 					return c.obtained(l, err)
 				}
 			}
@@ -203,7 +203,7 @@ func (c *Client) wait(ctx context.Context, l *Lock, cfg *obtainConfig, turn <-ch
 		}
 		// A delay (or, with a Watcher, a waiting window) ended.
 		if turn == nil {
-			if ok, err := c.attempt(ctx, l); ok || err != nil {
+			if ok, err := c.attempt(ctx, l, ttl); ok || err != nil {
 				return c.obtained(l, err)
 			}
 		}
@@ -216,13 +216,14 @@ func (c *Client) wait(ctx context.Context, l *Lock, cfg *obtainConfig, turn <-ch
 
 // obtainQueued is Obtain with FIFO: only the head of the key's queue
 // attempts the key.
-func (c *Client) obtainQueued(ctx context.Context, l *Lock, cfg *obtainConfig) (*Lock, error) {
-	turn := c.queues.enqueue(&l.waiter, l.key)
-	defer c.queues.remove(&l.waiter, l.key)
+func (c *Client) obtainQueued(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig) (*Lock, error) {
+	w := new(waiter)
+	turn := c.queues.enqueue(w, l.key)
+	defer c.queues.remove(w, l.key)
 	if turn == nil {
-		if ok, err := c.attempt(ctx, l); ok || err != nil {
+		if ok, err := c.attempt(ctx, l, ttl); ok || err != nil {
 			return c.obtained(l, err)
 		}
 	}
-	return c.wait(ctx, l, cfg, turn)
+	return c.wait(ctx, l, ttl, cfg, turn)
 }

@@ -14,40 +14,49 @@ import (
 // released expires at the backend after its TTL (but a watchdog keeps it
 // alive until Release).
 type Lock struct {
-	c     *Client
-	key   string
-	token string
-	value string // token + metadata, as stored
-	ttl   time.Duration
-	fence int64
+	c      *Client
+	key    string
+	value  string // token + metadata, as stored
+	fence  int64
+	tokLen int32 // the token is value[:tokLen]
 
-	tok    [TokenLen]byte // backing array of a generated token; never written after Obtain
-	waiter waiter         // FIFO queue link, used only inside Obtain
-
-	refresh   AutoRefresh // watchdog settings, immutable after Obtain
-	refreshOn bool
+	tok [TokenLen]byte // backing array of a generated token; never written after Obtain
 
 	mu        sync.Mutex
-	deadline  time.Time     // guarded by mu: local end of validity, tracked only with a watchdog
-	lost      chan struct{} // guarded by mu: created by Lost, closed on loss
-	lostErr   error         // guarded by mu: why the lock was lost, nil while not lost
-	released  bool          // guarded by mu: a Release succeeded or found the lock gone
-	releasing bool          // guarded by mu: a Release is in progress
-	// monitor goroutine (watchdog and loss watch), guarded by mu
-	monitorOn   bool
+	released  bool       // guarded by mu: a Release succeeded or found the lock gone
+	releasing bool       // guarded by mu: a Release is in progress
+	watchdog  bool       // immutable: x.refresh is set and a watchdog runs
+	lostErr   error      // guarded by mu: why the lock was lost, nil while not lost
+	x         *lockExtra // guarded by mu; nil until needed, so a plain Obtain+Release stays small
+}
+
+// lockExtra is the state of a Lock that uses Lost or a watchdog.
+type lockExtra struct {
+	refresh     AutoRefresh   // watchdog settings; immutable
+	deadline    time.Time     // guarded by Lock.mu: local end of validity, tracked with a watchdog
+	lost        chan struct{} // guarded by Lock.mu: created by Lost, closed on loss
+	monitorOn   bool          // guarded by Lock.mu: the monitor goroutine runs
 	stopMonitor context.CancelFunc
 	monitorDone chan struct{}
+}
+
+// extraLocked returns l.x, creating it.
+func (l *Lock) extraLocked() *lockExtra {
+	if l.x == nil {
+		l.x = new(lockExtra)
+	}
+	return l.x
 }
 
 // Key returns the locked key.
 func (l *Lock) Key() string { return l.key }
 
 // Token returns the token of this acquisition.
-func (l *Lock) Token() string { return l.token }
+func (l *Lock) Token() string { return l.value[:l.tokLen] }
 
 // Metadata returns the metadata stored after the token (WithMetadata), or
 // "".
-func (l *Lock) Metadata() string { return l.value[len(l.token):] }
+func (l *Lock) Metadata() string { return l.value[l.tokLen:] }
 
 // Fence returns the fencing token of this acquisition, and false when the
 // backend gives none (see Backend.Acquire).
@@ -108,7 +117,7 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	var start time.Time
-	if l.refreshOn {
+	if l.watchdog {
 		start = l.c.clock.Now()
 	}
 	ok, err := l.c.b.Refresh(ctx, l.key, l.value, ttl)
@@ -121,8 +130,8 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		l.loseLocked(ErrNotHeld)
 		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
 	}
-	if l.refreshOn {
-		l.deadline = start.Add(ttl)
+	if l.watchdog {
+		l.x.deadline = start.Add(ttl)
 	}
 	return nil
 }
@@ -168,17 +177,18 @@ func (l *Lock) heldErr() error {
 // closed.
 func (l *Lock) Lost() <-chan struct{} {
 	l.mu.Lock()
-	if l.lost == nil {
-		l.lost = make(chan struct{})
+	x := l.extraLocked()
+	if x.lost == nil {
+		x.lost = make(chan struct{})
 		if l.lostErr != nil {
-			close(l.lost)
+			close(x.lost)
 		}
 	}
 	var start func()
 	if l.c.w != nil {
 		start = l.startMonitorLocked()
 	}
-	ch := l.lost
+	ch := x.lost
 	l.mu.Unlock()
 	if start != nil {
 		start()
@@ -209,11 +219,13 @@ func (l *Lock) loseLocked(cause error) {
 		return
 	}
 	l.lostErr = fmt.Errorf("%w: %q: %w", ErrLost, l.key, cause)
-	if l.lost != nil {
-		close(l.lost)
-	}
-	if l.stopMonitor != nil {
-		l.stopMonitor()
+	if x := l.x; x != nil {
+		if x.lost != nil {
+			close(x.lost)
+		}
+		if x.stopMonitor != nil {
+			x.stopMonitor()
+		}
 	}
 }
 
@@ -223,14 +235,15 @@ func (l *Lock) loseLocked(cause error) {
 // watch and checks ownership once before the goroutine starts, so that Lost
 // is accurate when it returns.
 func (l *Lock) startMonitorLocked() (start func()) {
-	if l.monitorOn || l.released || l.releasing || l.lostErr != nil {
+	x := l.extraLocked()
+	if x.monitorOn || l.released || l.releasing || l.lostErr != nil {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	l.monitorOn = true
-	l.stopMonitor = cancel
-	l.monitorDone = done
+	x.monitorOn = true
+	x.stopMonitor = cancel
+	x.monitorDone = done
 	return func() {
 		var changed <-chan struct{}
 		stop := func() {}
@@ -253,11 +266,12 @@ func (l *Lock) startMonitorLocked() (start func()) {
 // stopMonitorLocked detaches the monitor; the caller cancels it and waits
 // for done outside the lock (the monitor takes mu).
 func (l *Lock) stopMonitorLocked() (cancel context.CancelFunc, done chan struct{}) {
-	if !l.monitorOn {
+	x := l.x
+	if x == nil || !x.monitorOn {
 		return nil, nil
 	}
-	cancel, done = l.stopMonitor, l.monitorDone
-	l.monitorOn, l.stopMonitor, l.monitorDone = false, nil, nil
+	cancel, done = x.stopMonitor, x.monitorDone
+	x.monitorOn, x.stopMonitor, x.monitorDone = false, nil, nil
 	return cancel, done
 }
 
@@ -269,11 +283,14 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 	defer close(done)
 	c := l.c
 	defer func() { stop() }()
+	l.mu.Lock()
+	x := l.x // never replaced once set
+	l.mu.Unlock()
 
 	var timer *clock.Timer
 	var tick <-chan time.Time
-	if l.refreshOn {
-		timer = c.clock.Timer(l.refresh.Interval)
+	if l.watchdog {
+		timer = c.clock.Timer(x.refresh.Interval)
 		tick = timer.C
 		defer func() { timer.Stop() }()
 	}
@@ -305,7 +322,7 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 		// Watchdog turn.
 		now := c.clock.Now()
 		l.mu.Lock()
-		deadline := l.deadline
+		deadline := x.deadline
 		l.mu.Unlock()
 		if exhausted {
 			l.lose(ErrExtensionsExhausted)
@@ -318,30 +335,30 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 			l.lose(lastErr)
 			return
 		}
-		ok, err := c.b.Refresh(ctx, l.key, l.value, l.refresh.TTL)
+		ok, err := c.b.Refresh(ctx, l.key, l.value, x.refresh.TTL)
 		if ctx.Err() != nil {
 			return
 		}
 		switch {
 		case err != nil:
 			lastErr = fmt.Errorf("watchdog refresh: %w", err)
-			timer = c.clock.Timer(min(l.refresh.Interval, deadline.Sub(now)))
+			timer = c.clock.Timer(min(x.refresh.Interval, deadline.Sub(now)))
 		case !ok:
 			l.lose(ErrNotHeld)
 			return
 		default:
 			extensions++
-			deadline = now.Add(l.refresh.TTL)
+			deadline = now.Add(x.refresh.TTL)
 			l.mu.Lock()
-			if deadline.After(l.deadline) {
-				l.deadline = deadline
+			if deadline.After(x.deadline) {
+				x.deadline = deadline
 			}
 			l.mu.Unlock()
-			if l.refresh.MaxExtensions > 0 && extensions >= l.refresh.MaxExtensions {
+			if x.refresh.MaxExtensions > 0 && extensions >= x.refresh.MaxExtensions {
 				exhausted = true
 				timer = c.clock.Timer(deadline.Sub(now))
 			} else {
-				timer = c.clock.Timer(l.refresh.Interval)
+				timer = c.clock.Timer(x.refresh.Interval)
 			}
 		}
 		tick = timer.C
