@@ -86,16 +86,24 @@
 // compare-and-delete release), which needs no synchronized clocks for
 // safety of release and gives fencing tokens.
 //
+// # API
+//
+// A Locker (New) obtains locks over a KV: Obtain blocks and retries,
+// TryObtain makes one attempt, and a Lock is released or refreshed with its
+// own deadline check. Engine adapts the in-process engine to KV;
+// lockapi/goredis.LegacyKV adapts a go-redis client, so that locks are
+// shared with legacy applications on the same Redis server.
+//
 // # lockapi.Backend
 //
-// The lock is deliberately not a lockapi.Backend. A Backend stores an
-// ownership token and releases and refreshes by comparing it, atomically on
-// the server; this protocol stores only a timestamp, acquires in up to three
-// non-atomic steps, and decides ownership on the client's clock. An adapter
-// could fake compare-and-delete with a per-process table of deadlines, but
-// then Release and PTTL would be judged locally while looking like server
-// checks, a lock acquired by one Client instance could not be released by
-// another holding the same token, and the Client's lost-lock signal could
-// not see a legacy application's takeover. A Locker states those limits in
-// its own API instead.
+// Backend (NewBackend) also exposes the protocol as a lockapi.Backend, for
+// code that wants lockapi.Client's retry strategies, watchdog and lost-lock
+// signal. It fits only with caveats, because a Backend is specified as
+// atomic server-side operations on an ownership token while this protocol
+// stores a bare timestamp, acquires in up to three non-atomic steps and
+// judges ownership on the client's clock: the token stays in the Backend's
+// memory (only the instance that acquired a lock can release it), there are
+// no fencing tokens, and with Seconds a lock frees up to two seconds after
+// its TTL, which the lockapi conformance suite rejects; with Milliseconds it
+// passes the suite. See Backend.
 package legacy

@@ -150,8 +150,11 @@ func (l *Locker) Timeout() time.Duration { return l.timeout }
 
 // stamp returns the value to store for a lock taken at now:
 // now + timeout + 1, in whole units.
-func (l *Locker) stamp(now time.Time) string {
-	return strconv.FormatInt(l.unit.floor(now)+l.stampAdd, 10)
+func (l *Locker) stamp(now time.Time) string { return l.stampAt(now, l.stampAdd) }
+
+// stampAt returns the value to store at now for a lock add units ahead.
+func (l *Locker) stampAt(now time.Time, add int64) string {
+	return strconv.FormatInt(l.unit.floor(now)+add, 10)
 }
 
 // expired reports whether the stored value v has passed at now, or an error
@@ -213,19 +216,30 @@ func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %q: %w", ErrNotObtained, key, err)
 	}
+	value, now, err := l.acquire(ctx, key, l.stampAdd)
+	if err != nil {
+		return nil, err
+	}
+	return &Lock{l: l, key: key, value: value, deadline: now.Add(l.timeout), held: true}, nil
+}
+
+// acquire runs one attempt of the protocol, storing times add units ahead
+// of the clock. On success it returns the value it stored and the clock
+// reading that value was computed from.
+func (l *Locker) acquire(ctx context.Context, key string, add int64) (value string, at time.Time, err error) {
 	for range maxRounds {
 		now := l.clock.Now()
-		value := l.stamp(now)
+		value := l.stampAt(now, add)
 		set, err := l.kv.SetNX(ctx, key, value)
 		if err != nil {
-			return nil, l.kvError(ctx, "setnx", key, err)
+			return "", time.Time{}, l.kvError(ctx, "setnx", key, err)
 		}
 		if set {
-			return l.newLock(key, value, now), nil
+			return value, now, nil
 		}
 		cur, ok, err := l.kv.Get(ctx, key)
 		if err != nil {
-			return nil, l.kvError(ctx, "get", key, err)
+			return "", time.Time{}, l.kvError(ctx, "get", key, err)
 		}
 		if !ok {
 			continue // released since our SETNX: try SETNX again
@@ -235,31 +249,31 @@ func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
 		now = l.clock.Now()
 		exp, err := l.expired(cur, now)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %w", ErrNotObtained, key, err)
+			return "", time.Time{}, fmt.Errorf("%w: %q: %w", ErrNotObtained, key, err)
 		}
 		if !exp {
-			return nil, fmt.Errorf("%w: %q is held until %s", ErrNotObtained, key, cur)
+			return "", time.Time{}, fmt.Errorf("%w: %q is held until %s", ErrNotObtained, key, cur)
 		}
-		value = l.stamp(now)
+		value = l.stampAt(now, add)
 		old, ok, err := l.kv.GetSet(ctx, key, value)
 		if err != nil {
-			return nil, l.kvError(ctx, "getset", key, err)
+			return "", time.Time{}, l.kvError(ctx, "getset", key, err)
 		}
 		if !ok {
 			// The key vanished after our GET; GETSET created it as SETNX
 			// would have, so nobody else can hold it.
-			return l.newLock(key, value, now), nil
+			return value, now, nil
 		}
 		exp, err = l.expired(old, now)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %w", ErrNotObtained, key, err)
+			return "", time.Time{}, fmt.Errorf("%w: %q: %w", ErrNotObtained, key, err)
 		}
 		if exp {
-			return l.newLock(key, value, now), nil
+			return value, now, nil
 		}
-		return nil, fmt.Errorf("%w: %q was taken over by another client first", ErrNotObtained, key)
+		return "", time.Time{}, fmt.Errorf("%w: %q was taken over by another client first", ErrNotObtained, key)
 	}
-	return nil, fmt.Errorf("%w: %q changes hands too fast", ErrNotObtained, key)
+	return "", time.Time{}, fmt.Errorf("%w: %q changes hands too fast", ErrNotObtained, key)
 }
 
 // kvError wraps a KV error of an acquisition attempt. When ctx has ended
@@ -275,10 +289,6 @@ func (l *Locker) kvError(ctx context.Context, op, key string, err error) error {
 	default:
 		return fmt.Errorf("%w: %s %q: %w: %w", ErrNotObtained, op, key, err, cerr)
 	}
-}
-
-func (l *Locker) newLock(key, value string, now time.Time) *Lock {
-	return &Lock{l: l, key: key, value: value, deadline: now.Add(l.timeout), held: true}
 }
 
 // Lock is one acquisition of a legacy lock. Its methods are safe for

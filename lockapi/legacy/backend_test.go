@@ -1,0 +1,144 @@
+package legacy_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/nxkv/nxkv/engine"
+	"github.com/nxkv/nxkv/lockapi"
+	"github.com/nxkv/nxkv/lockapi/legacy"
+	"github.com/nxkv/nxkv/lockapi/locktest"
+)
+
+var _ lockapi.Backend = (*legacy.Backend)(nil)
+
+// TestBackendConformance runs the lockapi conformance suite over the legacy
+// Backend on the engine, in milliseconds (see the Backend doc for why not
+// seconds). The Backend's time is the client's mock clock.
+func TestBackendConformance(t *testing.T) {
+	locktest.Run(t, func(t *testing.T) locktest.Env {
+		e := engine.New(engine.Options{})
+		t.Cleanup(func() { e.Close() })
+		clk := clock.NewMock()
+		clk.Set(locktest.Epoch)
+		b, err := legacy.NewBackend(legacy.Engine(e), legacy.Options{Clock: clk, Unit: legacy.Milliseconds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return locktest.Env{Backend: b, Clock: clk, Advance: clk.Add}
+	})
+}
+
+func newBackend(t *testing.T, unit legacy.Unit) (*legacy.Backend, legacy.KV, *clock.Mock) {
+	t.Helper()
+	e := engine.New(engine.Options{})
+	t.Cleanup(func() { e.Close() })
+	clk := clock.NewMock()
+	clk.Set(locktest.Epoch)
+	kv := legacy.Engine(e)
+	b, err := legacy.NewBackend(kv, legacy.Options{Clock: clk, Unit: unit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, kv, clk
+}
+
+func TestBackendIsPerInstance(t *testing.T) {
+	ctx := context.Background()
+	a, kv, clk := newBackend(t, legacy.Seconds)
+	other, err := legacy.NewBackend(kv, legacy.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := a.Acquire(ctx, "k", "tok", time.Minute); !ok || err != nil {
+		t.Fatalf("Acquire = %v, %v, want true, nil", ok, err)
+	}
+	if ok, err := other.Release(ctx, "k", "tok"); ok || err != nil {
+		t.Fatalf("another Backend's Release with the same value = %v, %v, want false, nil", ok, err)
+	}
+	if v, _, _ := kv.Get(ctx, "k"); v == "tok" {
+		t.Fatalf("the token reached the server: %q", v)
+	}
+	if ok, err := a.Release(ctx, "k", "tok"); !ok || err != nil {
+		t.Fatalf("Release = %v, %v, want true, nil", ok, err)
+	}
+}
+
+// TestBackendSecondsFreeLate shows the documented difference from a Redis PX
+// lock: with Seconds, a lock taken at a whole second becomes free 2 s after
+// its TTL, not at once.
+func TestBackendSecondsFreeLate(t *testing.T) {
+	ctx := context.Background()
+	b, _, clk := newBackend(t, legacy.Seconds)
+	if _, ok, _ := b.Acquire(ctx, "k", "a", time.Minute); !ok {
+		t.Fatal("Acquire failed")
+	}
+	clk.Add(time.Minute + time.Second + 999*time.Millisecond)
+	if _, ok, err := b.Acquire(ctx, "k", "b", time.Minute); ok || err != nil {
+		t.Fatalf("Acquire 1.999 s after the TTL = %v, %v, want false, nil", ok, err)
+	}
+	clk.Add(time.Millisecond)
+	if _, ok, err := b.Acquire(ctx, "k", "b", time.Minute); !ok || err != nil {
+		t.Fatalf("Acquire 2 s after the TTL = %v, %v, want true, nil", ok, err)
+	}
+}
+
+func TestBackendRejectsTTLWithinMargin(t *testing.T) {
+	ctx := context.Background()
+	e := engine.New(engine.Options{})
+	defer e.Close()
+	b, err := legacy.NewBackend(legacy.Engine(e), legacy.Options{ReleaseMargin: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := b.Acquire(ctx, "k", "v", time.Second); ok || !errors.Is(err, legacy.ErrInvalidOptions) {
+		t.Fatalf("Acquire(ttl = margin) = %v, %v, want false, ErrInvalidOptions", ok, err)
+	}
+	if _, ok := e.Get("k"); ok {
+		t.Fatal("a rejected Acquire wrote the key")
+	}
+	if _, err := legacy.NewBackend(legacy.Engine(e), legacy.Options{ReleaseMargin: -1}); !errors.Is(err, legacy.ErrInvalidOptions) {
+		t.Fatalf("NewBackend(negative margin) = %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestBackendWithClient uses the Backend through lockapi.Client with a retry
+// strategy: a legacy application's crashed lock is taken over once its
+// stored time has passed.
+func TestBackendWithClient(t *testing.T) {
+	ctx := context.Background()
+	b, kv, clk := newBackend(t, legacy.Seconds)
+	if set, _ := kv.SetNX(ctx, "lock.foo", "1795338031"); !set { // epoch + 30 + 1
+		t.Fatal("SetNX failed")
+	}
+	c := lockapi.New(b, lockapi.WithClock(clk))
+	done := make(chan error, 1)
+	go func() {
+		l, err := c.Obtain(ctx, "lock.foo", 10*time.Second, lockapi.WithRetry(lockapi.LinearBackoff(500*time.Millisecond)))
+		if err == nil {
+			err = l.Release(ctx)
+		}
+		done <- err
+	}()
+	for i := 0; ; i++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Obtain+Release = %v", err)
+			}
+			if now := clk.Now(); now.Before(locktest.Epoch.Add(32 * time.Second)) {
+				t.Fatalf("took the app's lock at %v, before its stored time passed", now)
+			}
+			return
+		default:
+		}
+		if i == 1000 {
+			t.Fatal("Obtain did not return")
+		}
+		clk.Add(100 * time.Millisecond)
+	}
+}
