@@ -57,6 +57,15 @@
 // (lockapi/goredis, lockapi/inproc) and have the protected resource reject
 // stale tokens.
 //
+// # Nodes over Redis
+//
+// Give every node its own go-redis client and lockapi/goredis Backend. A
+// round waits for its slowest node up to the node timeout, so configure the
+// clients to fail fast on a dead server: MaxRetries -1 (Redlock retries
+// whole rounds itself) and DialerRetries 1 (go-redis otherwise re-dials a
+// refused connection several times, 100ms apart, and a dead node then costs
+// the full node timeout on every round).
+//
 // # What it does not guarantee
 //
 // Mutual exclusion holds only while the timing assumptions hold: node clocks
