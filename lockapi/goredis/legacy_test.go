@@ -15,6 +15,7 @@ import (
 	"github.com/nxkv/nxkv/internal/redistest"
 	"github.com/nxkv/nxkv/lockapi/goredis"
 	"github.com/nxkv/nxkv/lockapi/legacy"
+	"github.com/nxkv/nxkv/lockapi/locktest"
 )
 
 // legacyEpoch is where the legacy tests' mock clocks start. The timestamps
@@ -359,4 +360,22 @@ func legacyObtainDriven(t *testing.T, clk *clock.Mock, l *legacy.Locker, step ti
 			clk.Add(step)
 		}
 	}
+}
+
+// TestLegacyConformance runs the lockapi conformance suite over the legacy
+// lock's Backend on a real server, in milliseconds (with seconds a lock frees
+// up to 2 s after its TTL, which the suite rejects; see legacy.Backend). Its
+// time is the client's mock clock: no Redis TTL is involved.
+func TestLegacyConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	c := legacyClient(t, srv.Addr)
+	locktest.Run(t, func(t *testing.T) locktest.Env {
+		clk := clock.NewMock()
+		clk.Set(locktest.Epoch)
+		b, err := legacy.NewBackend(goredis.LegacyKV(c), legacy.Options{Clock: clk, Unit: legacy.Milliseconds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return locktest.Env{Backend: b, Clock: clk, Advance: clk.Add}
+	})
 }
