@@ -1,7 +1,7 @@
 package engine
 
-// This file fixes the engine's public surface. Bodies marked TODO(engine) are
-// filled in by the engine implementation.
+// This file holds the engine's public types, constants and errors; the
+// methods are in engine.go.
 
 import (
 	"errors"
@@ -68,12 +68,15 @@ type SetArgs struct {
 	TTL time.Duration
 	// At sets an absolute deadline (PXAT); the zero Time means none. A
 	// deadline in the past is accepted and the key is at once invisible.
+	// An At at or before the Unix epoch (Redis rejects PXAT <= 0) or after
+	// year 2262 (beyond int64 nanoseconds) is ErrInvalidTTL.
 	At time.Time
 	// KeepTTL keeps the key's current deadline (KEEPTTL).
 	KeepTTL bool
 }
 
-// SetResult is what SetWith did. Old and HadOld describe the value before the
+// SetResult is what SetWith did: Written reports whether the value was
+// stored. Old and HadOld describe the value before the
 // call (Redis SET ... GET), whether or not the write happened.
 type SetResult struct {
 	Written bool

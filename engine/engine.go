@@ -218,11 +218,17 @@ func (e *Engine) at(c *opClock) int64 {
 // liveLocked returns key's node if key exists and has not expired, deleting
 // it if it has. It reads the clock (through c) only for a key with a deadline.
 func (e *Engine) liveLocked(s *shardT, key string, c *opClock) *node {
-	n, ok := s.GetLocked(key)
-	if !ok {
-		return nil
+	n := s.LoadLocked(key)
+	if n != nil && n.Value.exp != 0 {
+		n = e.checkLocked(s, n, c)
 	}
-	if n.Value.exp != 0 && n.Value.exp < e.at(c) {
+	return n
+}
+
+// checkLocked returns n (a stored node with a deadline), or nil after
+// deleting it if it has expired.
+func (e *Engine) checkLocked(s *shardT, n *node, c *opClock) *node {
+	if n.Value.exp < e.at(c) {
 		e.removeLocked(s, n)
 		return nil
 	}
@@ -348,7 +354,10 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 	s := e.m.Shard(key)
 	var c opClock
 	s.Lock()
-	n := e.liveLocked(s, key, &c)
+	n := s.LoadLocked(key) // liveLocked, inlined by hand on hot paths
+	if n != nil && n.Value.exp != 0 {
+		n = e.checkLocked(s, n, &c)
+	}
 	if n == nil {
 		s.Unlock()
 		return "", false
@@ -365,7 +374,11 @@ func (e *Engine) Set(key, value string) {
 	s := e.m.Shard(key)
 	var c opClock
 	s.Lock()
-	if n := e.liveLocked(s, key, &c); n != nil {
+	n := s.LoadLocked(key)
+	if n != nil && n.Value.exp != 0 {
+		n = e.checkLocked(s, n, &c)
+	}
+	if n != nil {
 		e.updateLocked(s, n, value, 0)
 	} else {
 		e.insertLocked(s, key, value, 0)
@@ -404,7 +417,11 @@ func (e *Engine) SetNX(key, value string) bool {
 	s := e.m.Shard(key)
 	var c opClock
 	s.Lock()
-	if e.liveLocked(s, key, &c) != nil {
+	n := s.LoadLocked(key)
+	if n != nil && n.Value.exp != 0 {
+		n = e.checkLocked(s, n, &c)
+	}
+	if n != nil {
 		s.Unlock()
 		return false
 	}
@@ -430,7 +447,11 @@ func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
 		s.Unlock()
 		return false, ErrInvalidTTL
 	}
-	if e.liveLocked(s, key, &c) != nil {
+	n := s.LoadLocked(key)
+	if n != nil && n.Value.exp != 0 {
+		n = e.checkLocked(s, n, &c)
+	}
+	if n != nil {
 		s.Unlock()
 		return false, nil
 	}
@@ -530,7 +551,11 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 	s := e.m.Shard(key)
 	var c opClock
 	s.Lock()
-	if n := e.liveLocked(s, key, &c); n != nil {
+	n := s.LoadLocked(key)
+	if n != nil && n.Value.exp != 0 {
+		n = e.checkLocked(s, n, &c)
+	}
+	if n != nil {
 		old, ok = n.Value.value, true
 		e.updateLocked(s, n, value, 0)
 	} else {
@@ -561,7 +586,10 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 	s := e.m.Shard(key)
 	var c opClock
 	s.Lock()
-	n := e.liveLocked(s, key, &c)
+	n := s.LoadLocked(key)
+	if n != nil && n.Value.exp != 0 {
+		n = e.checkLocked(s, n, &c)
+	}
 	if n == nil || n.Value.value != value {
 		s.Unlock()
 		return false
@@ -693,7 +721,10 @@ func (e *Engine) Exists(key string) bool {
 	s := e.m.Shard(key)
 	var c opClock
 	s.Lock()
-	n := e.liveLocked(s, key, &c)
+	n := s.LoadLocked(key)
+	if n != nil && n.Value.exp != 0 {
+		n = e.checkLocked(s, n, &c)
+	}
 	s.Unlock()
 	return n != nil
 }

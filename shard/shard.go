@@ -21,7 +21,7 @@
 // peak is at least ShrinkFloor), it rebuilds the map by copying the remaining
 // entries into a fresh one, but only when at most MaxShrinkCopy entries
 // remain, so that the copy keeps the lock hold well under a millisecond. An
-// emptied shard simply gets a fresh map. The limitation: a shard that stays
+// emptied shard whose peak was at least EmptyFloor simply gets a fresh map. The limitation: a shard that stays
 // above MaxShrinkCopy entries after a large peak keeps the peak's memory until
 // it drains further.
 package shard
@@ -39,6 +39,9 @@ const (
 	// rebuilding its map: below it the memory a Go map keeps is too small to
 	// be worth a copy.
 	ShrinkFloor = 1024
+	// EmptyFloor is the smallest peak length at which an emptied shard gets
+	// a fresh map (no copy needed); smaller maps are kept for reuse.
+	EmptyFloor = 128
 	// MaxShrinkCopy is the largest number of live entries a shard copies into
 	// a fresh map while holding its lock (a few hundred microseconds).
 	MaxShrinkCopy = 8192
@@ -78,6 +81,13 @@ func (s *Shard[V, A]) GetLocked(key string) (V, bool) {
 	return v, ok
 }
 
+// LoadLocked returns the value stored under key, or the zero V if key is
+// absent: for pointer values, a one-result GetLocked. The caller must hold
+// the lock.
+func (s *Shard[V, A]) LoadLocked(key string) V {
+	return s.m[key]
+}
+
 // SetLocked stores v under key, inserting or overwriting it. The caller must
 // hold the lock.
 func (s *Shard[V, A]) SetLocked(key string, v V) {
@@ -92,7 +102,7 @@ func (s *Shard[V, A]) SetLocked(key string, v V) {
 // must hold the lock.
 func (s *Shard[V, A]) DeleteLocked(key string) {
 	delete(s.m, key)
-	if s.peak >= ShrinkFloor && len(s.m) <= s.peak/4 {
+	if len(s.m) <= s.peak/4 && (s.peak >= ShrinkFloor || len(s.m) == 0 && s.peak >= EmptyFloor) {
 		s.shrinkLocked()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 func TestShardCount(t *testing.T) {
@@ -160,5 +161,43 @@ func TestConcurrent(t *testing.T) {
 	}
 	if aux != 8000 {
 		t.Fatalf("sum of Aux = %d, want 8000", aux)
+	}
+}
+
+// TestEmptyShardFreshMap checks that an emptied shard whose peak was at
+// least EmptyFloor drops its map, and a smaller one keeps it for reuse.
+func TestEmptyShardFreshMap(t *testing.T) {
+	for _, tt := range []struct {
+		n     int
+		fresh bool
+	}{{EmptyFloor - 1, false}, {EmptyFloor, true}, {3 * ShrinkFloor, true}} {
+		m := New[int, struct{}](1)
+		s := m.ShardAt(0)
+		for i := range tt.n {
+			m.Set(strconv.Itoa(i), i)
+		}
+		s.Lock()
+		old := s.m
+		s.Unlock()
+		for i := range tt.n {
+			m.Delete(strconv.Itoa(i))
+		}
+		s.Lock()
+		if got := !sameMap(old, s.m); got != tt.fresh {
+			t.Errorf("emptied shard with peak %d: fresh map = %v, want %v", tt.n, got, tt.fresh)
+		}
+		s.Unlock()
+	}
+}
+
+// TestPadding checks that neighbouring shards' fields are at least 128
+// bytes apart, so their mutexes never share a cache line pair.
+func TestPadding(t *testing.T) {
+	m := New[int, int](2)
+	a := uintptr(unsafe.Pointer(&m.ShardAt(0).mu))
+	endA := uintptr(unsafe.Pointer(&m.ShardAt(0).Aux)) + unsafe.Sizeof(m.ShardAt(0).Aux)
+	b := uintptr(unsafe.Pointer(&m.ShardAt(1).mu))
+	if b-endA < padding || b-a < 2*64 {
+		t.Fatalf("shard 1 starts %d bytes after shard 0's fields end, want >= %d", b-endA, padding)
 	}
 }

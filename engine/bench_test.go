@@ -1,0 +1,455 @@
+package engine
+
+// Micro-benchmarks of the engine's hot paths beside baselines measured in
+// the same run: a plain map, a map behind one sync.Mutex, sync.Map, the
+// clock reads and the hash. Run:
+//
+//	go test -run='^$' -bench=. -count=6 ./engine/ | tee /tmp/engine-bench.txt
+//	benchstat /tmp/engine-bench.txt
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+const hotKeys = 1024 // the hot set; a power of two so i&(hotKeys-1) picks a key
+
+var (
+	sinkS string
+	sinkB bool
+	sinkI int64
+	sinkU uint64
+	sinkT time.Time
+)
+
+// benchKeys returns n distinct ~10-byte keys.
+func benchKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "key:" + strconv.Itoa(100000+i)
+	}
+	return keys
+}
+
+// newBenchEngine returns an engine on the real clock with keys set to "v",
+// with a TTL when ttl > 0.
+func newBenchEngine(b *testing.B, keys []string, ttl time.Duration) *Engine {
+	b.Helper()
+	e := New(Options{})
+	b.Cleanup(func() { e.Close() })
+	for _, k := range keys {
+		if ttl > 0 {
+			e.SetPX(k, "v", ttl)
+		} else {
+			e.Set(k, "v")
+		}
+	}
+	return e
+}
+
+func BenchmarkGet(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkS, sinkB = e.Get(keys[i&(hotKeys-1)])
+	}
+}
+
+// BenchmarkGetTTL reads keys that have a deadline: one clock read each.
+func BenchmarkGetTTL(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, time.Hour)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkS, sinkB = e.Get(keys[i&(hotKeys-1)])
+	}
+}
+
+// BenchmarkSetNX is the fail path: every key exists (no TTL).
+func BenchmarkSetNX(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkB = e.SetNX(keys[i&(hotKeys-1)], "w")
+	}
+}
+
+// BenchmarkSetNXDel is a SetNX that creates the key plus the Del that
+// removes it: two operations per iteration.
+func BenchmarkSetNXDel(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, nil, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := keys[i&(hotKeys-1)]
+		sinkB = e.SetNX(k, "w")
+		e.Del(k)
+	}
+}
+
+// BenchmarkSetNXPX is the fail path of a lock acquisition: every key is a
+// held lock (it has a TTL, so the clock is read to check it).
+func BenchmarkSetNXPX(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, time.Hour)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkB, _ = e.SetNXPX(keys[i&(hotKeys-1)], "w", 30*time.Second)
+	}
+}
+
+// BenchmarkLockCycle is a whole lock: SetNXPX that acquires plus the
+// CompareAndDelete that releases; two operations per iteration.
+func BenchmarkLockCycle(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, nil, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := keys[i&(hotKeys-1)]
+		sinkB, _ = e.SetNXPX(k, "tok", 30*time.Second)
+		sinkB = e.CompareAndDelete(k, "tok")
+	}
+}
+
+// BenchmarkCompareAndDelete is the mismatch path (another owner's token).
+func BenchmarkCompareAndDelete(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkB = e.CompareAndDelete(keys[i&(hotKeys-1)], "other")
+	}
+}
+
+// BenchmarkCompareAndPExpire is a lock refresh on held locks.
+func BenchmarkCompareAndPExpire(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, time.Hour)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkB, _ = e.CompareAndPExpire(keys[i&(hotKeys-1)], "v", time.Hour)
+	}
+}
+
+// BenchmarkGetSet overwrites existing keys (no TTL) in place.
+func BenchmarkGetSet(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkS, sinkB = e.GetSet(keys[i&(hotKeys-1)], "w")
+	}
+}
+
+// BenchmarkSet overwrites existing keys (no TTL) in place.
+func BenchmarkSet(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Set(keys[i&(hotKeys-1)], "w")
+	}
+}
+
+// BenchmarkSetPX overwrites existing keys with a new TTL (a wheel
+// reschedule).
+func BenchmarkSetPX(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, time.Hour)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.SetPX(keys[i&(hotKeys-1)], "w", time.Duration(i&1023+1)*time.Second)
+	}
+}
+
+// --- Baselines ---
+
+// mutexMap is the obvious alternative: one map behind one mutex.
+type mutexMap struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (m *mutexMap) setNX(k, v string) bool {
+	m.mu.Lock()
+	if _, ok := m.m[k]; ok {
+		m.mu.Unlock()
+		return false
+	}
+	m.m[k] = v
+	m.mu.Unlock()
+	return true
+}
+
+func (m *mutexMap) get(k string) (string, bool) {
+	m.mu.Lock()
+	v, ok := m.m[k]
+	m.mu.Unlock()
+	return v, ok
+}
+
+func newMutexMap(keys []string) *mutexMap {
+	m := &mutexMap{m: make(map[string]string)}
+	for _, k := range keys {
+		m.m[k] = "v"
+	}
+	return m
+}
+
+func BenchmarkBaselineMutexMapSetNX(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	m := newMutexMap(keys)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkB = m.setNX(keys[i&(hotKeys-1)], "w")
+	}
+}
+
+func BenchmarkBaselineMutexMapGet(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	m := newMutexMap(keys)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkS, sinkB = m.get(keys[i&(hotKeys-1)])
+	}
+}
+
+func BenchmarkBaselineMapGet(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	m := newMutexMap(keys).m
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkS, sinkB = m[keys[i&(hotKeys-1)]]
+	}
+}
+
+// BenchmarkBaselineMutexMapSetNXDeadline is SET NX PX done naively: a map
+// of value and deadline behind a mutex, with time.Now for the deadline.
+func BenchmarkBaselineMutexMapSetNXDeadline(b *testing.B) {
+	type entry struct {
+		v   string
+		exp int64
+	}
+	keys := benchKeys(hotKeys)
+	var mu sync.Mutex
+	m := make(map[string]entry)
+	for _, k := range keys {
+		m[k] = entry{"v", time.Now().Add(time.Hour).UnixNano()}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := keys[i&(hotKeys-1)]
+		mu.Lock()
+		now := time.Now().UnixNano()
+		if en, ok := m[k]; ok && now <= en.exp {
+			sinkB = false
+		} else {
+			m[k] = entry{"w", now + int64(30*time.Second)}
+			sinkB = true
+		}
+		mu.Unlock()
+	}
+}
+
+func BenchmarkBaselineSyncMapLoadOrStore(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	var m sync.Map
+	for _, k := range keys {
+		m.Store(k, "v")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, sinkB = m.LoadOrStore(keys[i&(hotKeys-1)], "w")
+	}
+}
+
+func BenchmarkBaselineTimeNow(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sinkT = time.Now()
+	}
+}
+
+func BenchmarkBaselineTimeSince(b *testing.B) {
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		sinkI = int64(time.Since(start))
+	}
+}
+
+// BenchmarkFastClock is the engine's real-clock read (wall at New plus
+// monotonic time since).
+func BenchmarkFastClock(b *testing.B) {
+	e := New(Options{})
+	defer e.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkI = e.readClock()
+	}
+}
+
+func BenchmarkBaselineXXHash(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkU = xxhash.Sum64String(keys[i&(hotKeys-1)])
+	}
+}
+
+// --- Parallelism: goroutines on disjoint keys ---
+
+// benchParallel runs op on g goroutines, each over its own 1,024 keys, and
+// reports ns per operation of the whole group (wall time / total ops): a
+// perfect 2x speed-up halves it.
+func benchParallel(b *testing.B, g int, setup func(keys []string) func(k string)) {
+	keys := benchKeys(g * hotKeys)
+	op := setup(keys)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	per := b.N / g
+	for w := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := keys[w*hotKeys : (w+1)*hotKeys]
+			for i := 0; i < per; i++ {
+				op(mine[i&(hotKeys-1)])
+			}
+			next.Add(int64(per))
+		}()
+	}
+	wg.Wait()
+}
+
+func BenchmarkParallelSetNX(b *testing.B) {
+	for _, g := range []int{1, 2} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			benchParallel(b, g, func(keys []string) func(string) {
+				e := newBenchEngine(b, keys, 0)
+				return func(k string) { sinkB = e.SetNX(k, "w") }
+			})
+		})
+	}
+}
+
+func BenchmarkParallelGet(b *testing.B) {
+	for _, g := range []int{1, 2} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			benchParallel(b, g, func(keys []string) func(string) {
+				e := newBenchEngine(b, keys, 0)
+				return func(k string) { e.Get(k) }
+			})
+		})
+	}
+}
+
+func BenchmarkParallelSetNXPX(b *testing.B) {
+	for _, g := range []int{1, 2} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			benchParallel(b, g, func(keys []string) func(string) {
+				e := newBenchEngine(b, keys, time.Hour)
+				return func(k string) { e.SetNXPX(k, "w", time.Second) }
+			})
+		})
+	}
+}
+
+func BenchmarkParallelBaselineMutexMapSetNX(b *testing.B) {
+	for _, g := range []int{1, 2} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			benchParallel(b, g, func(keys []string) func(string) {
+				m := newMutexMap(keys)
+				return func(k string) { m.setNX(k, "w") }
+			})
+		})
+	}
+}
+
+// --- 1M keys: random access over a set far larger than the caches ---
+
+const bigKeys = 1 << 20
+
+var (
+	bigOnce sync.Once
+	bigSet  []string
+)
+
+func bigKeySet() []string {
+	bigOnce.Do(func() { bigSet = benchKeys(bigKeys) })
+	return bigSet
+}
+
+// rnd is a xorshift generator: cheap enough not to dominate the loop.
+type rnd uint64
+
+func (r *rnd) next() uint64 {
+	x := uint64(*r)
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	*r = rnd(x)
+	return x
+}
+
+func BenchmarkBig(b *testing.B) {
+	keys := bigKeySet()
+	e := New(Options{})
+	defer e.Close()
+	m := newMutexMap(nil)
+	for _, k := range keys {
+		e.Set(k, "v")
+		m.m[k] = "v"
+	}
+	b.Run("Get", func(b *testing.B) {
+		r := rnd(88172645463325252)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			sinkS, sinkB = e.Get(keys[r.next()&(bigKeys-1)])
+		}
+	})
+	b.Run("SetNX", func(b *testing.B) {
+		r := rnd(88172645463325252)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			sinkB = e.SetNX(keys[r.next()&(bigKeys-1)], "w")
+		}
+	})
+	b.Run("BaselineMutexMapGet", func(b *testing.B) {
+		r := rnd(88172645463325252)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			sinkS, sinkB = m.get(keys[r.next()&(bigKeys-1)])
+		}
+	})
+	b.Run("BaselineMutexMapSetNX", func(b *testing.B) {
+		r := rnd(88172645463325252)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			sinkB = m.setNX(keys[r.next()&(bigKeys-1)], "w")
+		}
+	})
+}
