@@ -234,8 +234,8 @@ func TestFIFO(t *testing.T) {
 func TestLostOnWatcher(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name  string
-		break_ func(f *fixture, key string)
+		name      string
+		breakLock func(f *fixture, key string)
 	}{
 		{"Overwrite", func(f *fixture, key string) { f.e.Set(key, "someone else") }},
 		{"Delete", func(f *fixture, key string) { f.e.Del(key) }},
@@ -250,7 +250,7 @@ func TestLostOnWatcher(t *testing.T) {
 			c := lockapi.New(f.b)
 			l := mustObtain(t, c, "k", time.Second)
 			lost := l.Lost()
-			if tc.break_ == nil {
+			if tc.breakLock == nil {
 				f.e.Persist("k")
 				if err := l.Refresh(ctx, time.Minute); err != nil {
 					t.Fatal(err)
@@ -266,7 +266,7 @@ func TestLostOnWatcher(t *testing.T) {
 				}
 				return
 			}
-			tc.break_(f, "k")
+			tc.breakLock(f, "k")
 			await(t, lost, "Lost")
 			if err := l.Err(); !errors.Is(err, lockapi.ErrLost) || !errors.Is(err, lockapi.ErrNotHeld) {
 				t.Errorf("Err() = %v, want ErrLost and ErrNotHeld", err)

@@ -64,8 +64,9 @@ func (l *Lock) Fence() (int64, bool) { return l.fence, l.fence != 0 }
 
 // Release deletes the lock if this acquisition still holds it. It returns an
 // error wrapping ErrNotHeld when the lock had expired or been taken (the
-// lock is then also marked lost, nothing is deleted), or when it was already
-// released. Release first stops the watchdog and the loss monitor, even if
+// lock is then also marked lost, nothing is deleted), when it was already
+// released, or when it was known lost before (Release then still deletes
+// the key if it holds this acquisition's value, which is always safe). Release first stops the watchdog and the loss monitor, even if
 // the backend call then fails; a Release that failed with a backend or ctx
 // error may be retried. Errors wrap ctx.Err() when ctx ended.
 func (l *Lock) Release(ctx context.Context) error {
@@ -78,6 +79,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
 	}
 	l.releasing = true
+	lostErr := l.lostErr
 	cancel, done := l.stopMonitorLocked()
 	l.mu.Unlock()
 	if cancel != nil {
@@ -95,7 +97,10 @@ func (l *Lock) Release(ctx context.Context) error {
 		l.loseLocked(ErrNotHeld)
 	}
 	l.released = true
-	if !ok {
+	switch {
+	case lostErr != nil:
+		return fmt.Errorf("%w: %w", ErrNotHeld, lostErr)
+	case !ok:
 		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
 	}
 	return nil

@@ -1,0 +1,163 @@
+package lockapi_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/nxkv/nxkv/engine"
+	"github.com/nxkv/nxkv/lockapi"
+	"github.com/nxkv/nxkv/lockapi/faultinject"
+	"github.com/nxkv/nxkv/lockapi/inproc"
+)
+
+// The watchdog tests run in a synctest bubble with the real clock: the
+// engine, its reaper, the client and its watchdog all see the bubble's fake
+// time, and synctest.Test fails if any goroutine is left running.
+
+// bubble returns an engine (closed at the end of f) and a fault-injecting
+// backend over it, with or without Watch.
+func bubble(t *testing.T, watch bool, f func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client)) {
+	synctest.Test(t, func(t *testing.T) {
+		e := engine.New(engine.Options{})
+		defer e.Close()
+		b := inproc.New(e, inproc.Options{})
+		var c *lockapi.Client
+		var fi *faultinject.Backend
+		if watch {
+			w := faultinject.NewWatcher(b, faultinject.Options{})
+			fi, c = w.Backend, lockapi.New(w)
+		} else {
+			fi = faultinject.New(b, faultinject.Options{})
+			c = lockapi.New(fi)
+		}
+		f(e, fi, c)
+	})
+}
+
+func TestWatchdogKeepsAlive(t *testing.T) {
+	for _, watch := range []bool{true, false} {
+		bubble(t, watch, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+			ctx := context.Background()
+			l, err := c.Obtain(ctx, "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost := l.Lost()
+			time.Sleep(10*time.Second + 500*time.Millisecond)
+			if got := fi.Calls(faultinject.Refresh); got != 10 {
+				t.Errorf("watch=%v: Refresh calls in 10.5s with ttl 3s = %d, want 10 (every ttl/3)", watch, got)
+			}
+			if d, err := l.TTL(ctx); err != nil || d <= 2*time.Second {
+				t.Errorf("watch=%v: TTL() after 10.5s = %v, %v, want > 2s", watch, d, err)
+			}
+			if isClosed(lost) {
+				t.Errorf("watch=%v: Lost closed while the watchdog kept the lock (Err %v)", watch, l.Err())
+			}
+			if err := l.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			calls := fi.Calls(faultinject.Refresh)
+			time.Sleep(10 * time.Second)
+			if got := fi.Calls(faultinject.Refresh); got != calls {
+				t.Errorf("watch=%v: watchdog refreshed %d times after Release", watch, got-calls)
+			}
+		})
+	}
+}
+
+func TestWatchdogMaxExtensions(t *testing.T) {
+	for _, watch := range []bool{true, false} {
+		bubble(t, watch, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+			start := time.Now()
+			l, err := c.Obtain(context.Background(), "k", 3*time.Second,
+				lockapi.WithAutoRefresh(lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 2}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-l.Lost()
+			// Refreshed at 1s and 2s, so valid until 2s + 3s.
+			if got := time.Since(start); got != 5*time.Second {
+				t.Errorf("watch=%v: lost after %v, want 5s", watch, got)
+			}
+			if err := l.Err(); !errors.Is(err, lockapi.ErrLost) || !errors.Is(err, lockapi.ErrExtensionsExhausted) {
+				t.Errorf("watch=%v: Err() = %v, want ErrLost and ErrExtensionsExhausted", watch, err)
+			}
+			if got := fi.Calls(faultinject.Refresh); got != 2 {
+				t.Errorf("watch=%v: Refresh calls = %d, want 2", watch, got)
+			}
+			if err := l.Release(context.Background()); !errors.Is(err, lockapi.ErrNotHeld) {
+				t.Errorf("watch=%v: Release after expiry = %v, want ErrNotHeld", watch, err)
+			}
+		})
+	}
+}
+
+// TestWatchdogRefreshErrors: when every refresh fails with a transport
+// error, the watchdog declares the lock lost at the end of its last known
+// validity, never later.
+func TestWatchdogRefreshErrors(t *testing.T) {
+	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		start := time.Now()
+		l, err := c.Obtain(context.Background(), "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi.Inject(faultinject.Refresh, faultinject.Fault{})
+		<-l.Lost()
+		if got := time.Since(start); got != 3*time.Second {
+			t.Errorf("lost after %v, want 3s (the validity of the acquisition)", got)
+		}
+		if err := l.Err(); !errors.Is(err, lockapi.ErrLost) || !errors.Is(err, faultinject.ErrInjected) {
+			t.Errorf("Err() = %v, want ErrLost and ErrInjected", err)
+		}
+		if got := fi.Calls(faultinject.Refresh); got != 2 {
+			t.Errorf("Refresh attempts = %d, want 2 (at 1s and 2s)", got)
+		}
+		fi.Clear()
+		l.Release(context.Background())
+	})
+}
+
+// TestWatchdogNotHeld: a watchdog refresh that finds the lock taken ends
+// the watchdog and signals the loss.
+func TestWatchdogNotHeld(t *testing.T) {
+	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		l, err := c.Obtain(context.Background(), "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		e.Set("k", "intruder")
+		start := time.Now()
+		<-l.Lost()
+		if got := time.Since(start); got != 500*time.Millisecond {
+			t.Errorf("loss found %v after the overwrite, want 500ms (the next refresh)", got)
+		}
+		if err := l.Err(); !errors.Is(err, lockapi.ErrNotHeld) {
+			t.Errorf("Err() = %v, want ErrNotHeld", err)
+		}
+		if v, _ := e.Get("k"); v != "intruder" {
+			t.Errorf("key = %q after the watchdog found it taken, want the intruder's value", v)
+		}
+	})
+}
+
+// TestLostMonitorExits: the loss monitor started by Lost exits on Release
+// and on loss (synctest.Test fails on a leftover goroutine).
+func TestLostMonitorExits(t *testing.T) {
+	bubble(t, true, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		l1, _ := c.Obtain(context.Background(), "a", time.Second)
+		l1.Lost()
+		l2, _ := c.Obtain(context.Background(), "b", time.Second)
+		lost := l2.Lost()
+		l1.Release(context.Background())
+		time.Sleep(2 * time.Second)
+		if !isClosed(lost) {
+			t.Error("Lost not closed after expiry")
+		}
+		synctest.Wait()
+	})
+}
