@@ -21,7 +21,7 @@ func TestConformance(t *testing.T) {
 		nodes := make([]*fakeNode, 5)
 		backends := make([]lockapi.Backend, 5)
 		for i := range nodes {
-			nodes[i] = newFakeNode()
+			nodes[i] = newFakeNode(t)
 			backends[i] = nodes[i]
 		}
 		rl, err := redlock.New(backends, redlock.WithClock(rlClock), redlock.WithRetry(1, 0, 0))

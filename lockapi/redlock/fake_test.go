@@ -5,139 +5,120 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/lockapi"
+	"github.com/nxkv/nxkv/lockapi/inproc"
 	"github.com/nxkv/nxkv/lockapi/locktest"
 )
 
-// fakeNode is an in-memory lock node with its own fake clock, standing for
-// one independent Redis master: keys are alive while now <= deadline, as in
-// Redis. It can be stopped (every call fails) and wiped (a restart without
-// persistence).
+// fakeNode is one independent lock node, standing for one Redis master:
+// a real engine (with its own fake clock) behind lockapi/inproc. It can be
+// stopped (every call fails without reaching the engine) and wiped (a
+// restart without persistence: the engine is replaced by an empty one on the
+// same clock).
 type fakeNode struct {
+	t     testing.TB
 	clock *clock.Mock
 
 	acquires, releases atomic.Int32 // calls that reached the node
 
 	mu   sync.Mutex
-	data map[string]fakeEntry // guarded by mu
-	down bool                 // guarded by mu
-}
-
-type fakeEntry struct {
-	value    string
-	deadline time.Time
+	eng  *engine.Engine  // guarded by mu
+	be   *inproc.Backend // guarded by mu
+	down bool            // guarded by mu
 }
 
 var errNodeDown = errors.New("node down")
 
-func newFakeNode() *fakeNode {
+func newFakeNode(t testing.TB) *fakeNode {
 	m := clock.NewMock()
 	m.Set(locktest.Epoch)
-	return &fakeNode{clock: m, data: make(map[string]fakeEntry)}
+	n := &fakeNode{t: t, clock: m}
+	n.mu.Lock()
+	n.startLocked()
+	n.mu.Unlock()
+	t.Cleanup(func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.eng.Close()
+	})
+	return n
+}
+
+func (n *fakeNode) startLocked() {
+	n.eng = engine.New(engine.Options{Clock: n.clock})
+	n.be = inproc.New(n.eng, inproc.Options{})
 }
 
 var _ lockapi.Backend = (*fakeNode)(nil)
 
-// holdsLocked returns key's entry if it is alive.
-func (n *fakeNode) holdsLocked(key string) (fakeEntry, bool) {
-	e, ok := n.data[key]
-	if !ok {
-		return e, false
-	}
-	if n.clock.Now().After(e.deadline) {
-		delete(n.data, key)
-		return e, false
-	}
-	return e, true
-}
-
-func (n *fakeNode) enter(ctx context.Context) error {
+// backend returns the node's current Backend, or an error when the node is
+// down or ctx has ended.
+func (n *fakeNode) backend(ctx context.Context) (*inproc.Backend, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.down {
-		return errNodeDown
+		return nil, errNodeDown
 	}
-	return nil
+	return n.be, nil
 }
 
 func (n *fakeNode) Acquire(ctx context.Context, key, value string, ttl time.Duration) (int64, bool, error) {
 	n.acquires.Add(1)
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if err := n.enter(ctx); err != nil {
+	be, err := n.backend(ctx)
+	if err != nil {
 		return 0, false, err
 	}
-	if ttl <= 0 {
-		return 0, false, lockapi.ErrInvalidTTL
-	}
-	if _, ok := n.holdsLocked(key); ok {
-		return 0, false, nil
-	}
-	n.data[key] = fakeEntry{value: value, deadline: n.clock.Now().Add(ttl)}
-	return 0, true, nil
+	return be.Acquire(ctx, key, value, ttl)
 }
 
 func (n *fakeNode) Release(ctx context.Context, key, value string) (bool, error) {
 	n.releases.Add(1)
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if err := n.enter(ctx); err != nil {
+	be, err := n.backend(ctx)
+	if err != nil {
 		return false, err
 	}
-	if e, ok := n.holdsLocked(key); !ok || e.value != value {
-		return false, nil
-	}
-	delete(n.data, key)
-	return true, nil
+	return be.Release(ctx, key, value)
 }
 
 func (n *fakeNode) Refresh(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if err := n.enter(ctx); err != nil {
+	be, err := n.backend(ctx)
+	if err != nil {
 		return false, err
 	}
-	if ttl <= 0 {
-		return false, lockapi.ErrInvalidTTL
-	}
-	if e, ok := n.holdsLocked(key); !ok || e.value != value {
-		return false, nil
-	}
-	n.data[key] = fakeEntry{value: value, deadline: n.clock.Now().Add(ttl)}
-	return true, nil
+	return be.Refresh(ctx, key, value, ttl)
 }
 
 func (n *fakeNode) PTTL(ctx context.Context, key, value string) (time.Duration, bool, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if err := n.enter(ctx); err != nil {
+	be, err := n.backend(ctx)
+	if err != nil {
 		return 0, false, err
 	}
-	e, ok := n.holdsLocked(key)
-	if !ok || e.value != value {
-		return 0, false, nil
-	}
-	return e.deadline.Sub(n.clock.Now()), true, nil
+	return be.PTTL(ctx, key, value)
 }
 
 // value returns what key holds on this node now ("" when absent).
 func (n *fakeNode) value(key string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	e, _ := n.holdsLocked(key)
-	return e.value
+	v, _ := n.eng.Get(key)
+	return v
 }
 
 // wipe forgets every key: a restart without persistence.
 func (n *fakeNode) wipe() {
 	n.mu.Lock()
-	n.data = make(map[string]fakeEntry)
-	n.mu.Unlock()
+	defer n.mu.Unlock()
+	n.eng.Close()
+	n.startLocked()
 }
 
 func (n *fakeNode) setDown(down bool) {

@@ -34,7 +34,7 @@ type client struct {
 func newWorld(t *testing.T, n int) *world {
 	w := &world{t: t}
 	for i := 0; i < n; i++ {
-		w.nodes = append(w.nodes, newFakeNode())
+		w.nodes = append(w.nodes, newFakeNode(t))
 	}
 	return w
 }
@@ -474,7 +474,7 @@ func TestRefreshNeedsValidity(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	n := newFakeNode()
+	n := newFakeNode(t)
 	tests := []struct {
 		name  string
 		nodes []lockapi.Backend
