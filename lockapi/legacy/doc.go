@@ -71,7 +71,8 @@
 //     to write, and report ErrNotHeld, once less than the margin remains)
 //     and the second by reading the clock immediately before each write; it
 //     cannot close either, because the protocol has no atomic
-//     compare-and-delete.
+//     compare-and-delete. The package's tests demonstrate both the clock
+//     and the pause weakness on a fake clock.
 //   - No ownership token. The value is a bare timestamp, so a holder cannot
 //     tell its own lock from another client's with the same time; Release
 //     therefore relies on the deadline alone, never on the stored value, and

@@ -261,3 +261,58 @@ func setFlag(t *testing.T, name, value string) {
 	}
 	t.Cleanup(func() { _ = flag.Set(name, old) })
 }
+
+// The two tests below demonstrate weaknesses of the protocol itself that the
+// package doc describes; they pass because the weakness shows.
+
+// TestWeaknessClockAhead: a client whose clock runs ahead by more than the
+// slack takes over a lock whose holder is well within its timeout.
+func TestWeaknessClockAhead(t *testing.T) {
+	prog := func(opts Options) func(*sim) program {
+		return skewedProgram(opts, map[int]time.Duration{2: 3 * time.Second})
+	}
+	s := newSim(epoch, 2, prog(Options{Timeout: 10 * time.Second}))
+	t.Cleanup(s.close)
+	c1, c2 := s.clients[0], s.clients[1]
+	c1.step() // SETNX -> true
+	c1.step() // holds until epoch + 10 s
+	s.advance(9 * time.Second)
+	for range 4 { // c2, 3 s ahead: SETNX, GET (looks expired), GETSET (wins), hold
+		c2.step()
+	}
+	if !c1.holding || !c2.holding || len(s.holders()) != 2 {
+		t.Fatalf("c1 holding = %v, c2 holding = %v, want both (the documented clock weakness)\n%s",
+			c1.holding, c2.holding, s.dump())
+	}
+}
+
+// TestWeaknessStaleGetSet: a client that read the clock, was paused, and
+// then lost the GETSET race still wrote its stale (already expired) time,
+// so a third client takes over from the winner at once.
+func TestWeaknessStaleGetSet(t *testing.T) {
+	prog := func(opts Options) func(*sim) program {
+		// c2's readings are 20 s old by the time its writes land.
+		return skewedProgram(opts, map[int]time.Duration{2: -20 * time.Second})
+	}
+	s := newSim(epoch, 4, prog(Options{Timeout: 10 * time.Second}))
+	t.Cleanup(s.close)
+	c1, c2, c3, c4 := s.clients[0], s.clients[1], s.clients[2], s.clients[3]
+	c4.step() // SETNX -> true
+	c4.step() // holds
+	s.crash(c4)
+	s.advance(40 * time.Second)
+	for _, c := range []*simClient{
+		c1, c2, // SETNX -> false
+		c1, c2, // GET: expired
+		c1,             // GETSET: wins
+		c2,             // GETSET of a stale time: loses, but its time is stored
+		c1,             // holds
+		c3, c3, c3, c3, // SETNX, GET (expired), GETSET (old expired: wins), hold
+	} {
+		c.step()
+	}
+	if !c1.holding || !c3.holding || len(s.holders()) != 2 {
+		t.Fatalf("c1 holding = %v, c3 holding = %v, want both (the documented pause weakness)\n%s",
+			c1.holding, c3.holding, s.dump())
+	}
+}

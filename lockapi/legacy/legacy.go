@@ -353,10 +353,14 @@ func (lk *Lock) usableLocked(now time.Time) bool {
 // acquisition's timeout remains. Otherwise it writes nothing and returns an
 // error wrapping ErrNotHeld: the key may already belong to another client,
 // and the bare timestamp cannot tell. It also returns ErrNotHeld after a
-// first Release, and after its DEL if the key was already gone. A KV error
-// is returned wrapped and leaves the lock releasable, so Release can be
-// retried (the deadline check is repeated).
+// first Release, and after its DEL if the key was already gone. A KV error,
+// or ctx having ended before the call, is returned wrapped and leaves the
+// lock releasable, so Release can be retried (the deadline check is
+// repeated).
 func (lk *Lock) Release(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("legacy: release %q: %w", lk.key, err)
+	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	if !lk.usableLocked(lk.l.clock.Now()) {
@@ -379,8 +383,13 @@ func (lk *Lock) Release(ctx context.Context) error {
 // ErrNotHeld. The value GETSET returns is not checked: a nearby time written
 // by a GETSET race loser is normal, and an absent key means GETSET created
 // it as SETNX would. A KV error is returned wrapped; the deadline then stays
-// the old one, the safe assumption whether or not the write happened.
+// the old one, the safe assumption whether or not the write happened. When
+// ctx has ended before the call, it returns ctx.Err() wrapped and writes
+// nothing.
 func (lk *Lock) Refresh(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("legacy: refresh %q: %w", lk.key, err)
+	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	now := lk.l.clock.Now()

@@ -554,3 +554,25 @@ func TestKVErrorsAreWrapped(t *testing.T) {
 		t.Fatal("key present after the retried Release")
 	}
 }
+
+func TestReleaseAndRefreshWithEndedCtx(t *testing.T) {
+	l, kv, _ := newTest(t, Options{})
+	lk, err := l.TryObtain(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := lk.Refresh(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Refresh(cancelled) = %v, want context.Canceled", err)
+	}
+	if err := lk.Release(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Release(cancelled) = %v, want context.Canceled", err)
+	}
+	if v, ok := kv.get("k"); !ok || v != lk.Value() {
+		t.Fatalf("key = %q, %v after cancelled calls, want %q untouched", v, ok, lk.Value())
+	}
+	if err := lk.Release(context.Background()); err != nil {
+		t.Fatalf("Release = %v, want nil", err)
+	}
+}

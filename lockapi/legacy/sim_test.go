@@ -210,12 +210,32 @@ func (s *sim) dump() string {
 	return "trace:\n\t" + strings.Join(s.trace, "\n\t")
 }
 
+// skewedClock is a clock offset from the shared one: a client whose clock
+// is wrong, or (for a negative offset) one that read the clock and was
+// paused for that long before its write.
+type skewedClock struct {
+	clock.Clock
+	offset time.Duration
+}
+
+func (c skewedClock) Now() time.Time { return c.Clock.Now().Add(c.offset) }
+
 // realProgram runs the package's Locker: TryObtain until it holds, then
 // think, refresh or release as the scheduler says.
 func realProgram(opts Options) func(s *sim) program {
+	return skewedProgram(opts, nil)
+}
+
+// skewedProgram is realProgram with the clock of client i offset by
+// skew[i].
+func skewedProgram(opts Options, skew map[int]time.Duration) func(s *sim) program {
 	return func(s *sim) program {
 		return func(c *simClient) {
+			opts := opts
 			opts.Clock = s.clk
+			if d, ok := skew[c.id]; ok {
+				opts.Clock = skewedClock{s.clk, d}
+			}
 			l, err := New(c.kv, opts)
 			if err != nil {
 				c.err = err
