@@ -1,0 +1,127 @@
+package lockapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/nxkv/nxkv/engine"
+	"github.com/nxkv/nxkv/lockapi"
+	"github.com/nxkv/nxkv/lockapi/inproc"
+)
+
+// Example obtains and releases a lock on the in-process backend.
+func Example() {
+	e := engine.New(engine.Options{})
+	defer e.Close()
+	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	ctx := context.Background()
+
+	l, err := c.Obtain(ctx, "invoice:42", 10*time.Second)
+	if err != nil {
+		fmt.Println("busy:", err)
+		return
+	}
+	fmt.Println("locked", l.Key())
+
+	// A second Obtain fails at once (the default strategy is NoRetry).
+	_, err = c.Obtain(ctx, "invoice:42", 10*time.Second)
+	fmt.Println(errors.Is(err, lockapi.ErrNotObtained))
+
+	fmt.Println(l.Release(ctx))
+	fmt.Println(errors.Is(l.Release(ctx), lockapi.ErrNotHeld))
+	// Output:
+	// locked invoice:42
+	// true
+	// <nil>
+	// true
+}
+
+// ExampleWithRetry waits for a lock held by someone else. On the
+// in-process backend the waiter wakes when the holder releases, not by
+// polling; the strategy only bounds how long it may wait.
+func ExampleWithRetry() {
+	e := engine.New(engine.Options{})
+	defer e.Close()
+	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	ctx := context.Background()
+
+	holder, _ := c.Obtain(ctx, "nightly-job", time.Minute)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		retry := lockapi.LimitRetry(lockapi.ExponentialBackoff(10*time.Millisecond, time.Second), 20)
+		l, err := c.Obtain(ctx, "nightly-job", time.Minute, lockapi.WithRetry(retry))
+		if err != nil {
+			fmt.Println("gave up:", err)
+			return
+		}
+		fmt.Println("waiter got the lock")
+		l.Release(ctx)
+	}()
+	holder.Release(ctx)
+	<-done
+	// Output:
+	// waiter got the lock
+}
+
+// ExampleLock_Fence protects a resource with fencing tokens: a holder that
+// was paused past its TTL comes back with a stale fence and is refused.
+func ExampleLock_Fence() {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	e := engine.New(engine.Options{Clock: mock})
+	defer e.Close()
+	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	ctx := context.Background()
+
+	var highest int64 // the resource remembers the highest fence it saw
+	write := func(who string, l *lockapi.Lock) {
+		f, _ := l.Fence()
+		if f <= highest {
+			fmt.Printf("%s (fence %d): rejected, stale\n", who, f)
+			return
+		}
+		highest = f
+		fmt.Printf("%s (fence %d): written\n", who, f)
+	}
+
+	a, _ := c.Obtain(ctx, "ledger", time.Second)
+	mock.Add(2 * time.Second) // A pauses past its TTL...
+	e.Reap()
+	b, _ := c.Obtain(ctx, "ledger", time.Second) // ...and B takes the lock
+	write("B", b)
+	write("A", a)
+	// Output:
+	// B (fence 2): written
+	// A (fence 1): rejected, stale
+}
+
+// ExampleWithAutoRefresh keeps a lock alive past its TTL with a watchdog
+// limited to three extensions; when they are used up the lock is lost when
+// its validity ends, and Lost and Err say so.
+func ExampleWithAutoRefresh() {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	e := engine.New(engine.Options{Clock: mock})
+	defer e.Close()
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.WithClock(mock))
+	ctx := context.Background()
+
+	l, _ := c.Obtain(ctx, "report", 30*time.Second,
+		lockapi.WithAutoRefresh(lockapi.AutoRefresh{MaxExtensions: 3})) // every 10s
+	lost := l.Lost()
+	start := mock.Now()
+	for !isClosed(lost) && mock.Since(start) < time.Hour {
+		mock.Add(time.Second)
+		e.Reap()
+	}
+	fmt.Println("outlived its 30s TTL:", mock.Since(start) > 40*time.Second)
+	fmt.Println("lost:", errors.Is(l.Err(), lockapi.ErrLost))
+	// Output:
+	// outlived its 30s TTL: true
+	// lost: true
+}
