@@ -142,3 +142,27 @@ func TestBackendWithClient(t *testing.T) {
 		clk.Add(100 * time.Millisecond)
 	}
 }
+
+// BenchmarkBackendClientObtainRelease is an uncontended lockapi.Client
+// Obtain+Release over the legacy Backend on the engine, for comparison with
+// BenchmarkObtainRelease (the Locker alone).
+func BenchmarkBackendClientObtainRelease(b *testing.B) {
+	e := engine.New(engine.Options{})
+	defer e.Close()
+	be, err := legacy.NewBackend(legacy.Engine(e), legacy.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := lockapi.New(be)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := c.Obtain(ctx, "lock.foo", 10*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

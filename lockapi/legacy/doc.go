@@ -60,8 +60,9 @@
 //   - Synchronized clocks. Expiry is judged by each client's own clock
 //     against a time written by another; a client whose clock runs ahead by
 //     more than the slack takes live locks. Nothing in the protocol detects
-//     this. Keep clocks synchronized (NTP) to well within one unit plus
-//     Options.ReleaseMargin.
+//     this. Keep clock differences well below one unit plus
+//     Options.ReleaseMargin, and finish critical sections before the margin
+//     begins (Lock.TTL tells how much time is left).
 //   - Check-then-act windows. The holder checks its deadline and then
 //     sends DEL (or GETSET for Refresh); if the DEL arrives after another
 //     client took over, it deletes that client's lock. Likewise a client that

@@ -46,7 +46,9 @@ var (
 	// holds a value that is not a plausible timestamp in the Locker's unit;
 	// such a lock is treated as held and never taken over.
 	ErrMalformed = errors.New("legacy: malformed lock value")
-	// ErrInvalidOptions is returned by New for inconsistent Options.
+	// ErrInvalidOptions is returned by New and NewBackend for inconsistent
+	// Options, and by Backend.Acquire and Backend.Refresh for a TTL not
+	// above the release margin. Nothing is touched.
 	ErrInvalidOptions = errors.New("legacy: invalid options")
 	// ErrInvalidKey is returned by Obtain and TryObtain for an empty key.
 	// Nothing is touched.
