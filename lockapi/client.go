@@ -57,10 +57,11 @@ func New(b Backend, opts ...ClientOption) *Client {
 // strategy gives up (an error wrapping ErrNotObtained), or ctx ends (an error
 // wrapping both ErrNotObtained and ctx.Err()). A ttl <= 0 is ErrInvalidTTL,
 // an empty key ErrInvalidKey, bad options ErrInvalidOption; then nothing is
-// touched. A Backend error ends Obtain at once with that error wrapped; if
-// the failed call may have stored the lock (a lost reply), Obtain deletes it
-// again with a compare-and-delete, best effort. Obtain is safe for
-// concurrent use.
+// touched. A Backend error ends Obtain at once with an error wrapping
+// ErrNotObtained and the backend's error; since the failed call may still
+// have stored the lock (a lost reply), Obtain then deletes it with a
+// compare-and-delete, best effort (skipped when ctx has ended: such a lock
+// expires after ttl). Obtain is safe for concurrent use.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
 	if ttl <= 0 {
 		return nil, ErrInvalidTTL

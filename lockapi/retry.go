@@ -48,10 +48,11 @@ func (l linearBackoff) Start() Backoff              { return l }
 func (l linearBackoff) Next() (time.Duration, bool) { return time.Duration(l), true }
 
 // ExponentialBackoff returns a RetryStrategy that retries forever (until
-// ctx ends) with delays doubling from min up to max, each with "equal
-// jitter": a delay base is drawn uniformly from [base/2, base], which
-// spreads competing clients apart. min <= 0 is treated as 1 ms, and max <
-// min as min.
+// ctx ends) with a base delay doubling from min up to max. Each delay is
+// drawn uniformly from [base/2, base] ("equal jitter"), which spreads
+// competing clients apart. min <= 0 is treated as 1 ms, and max < min as
+// min. The jitter comes from math/rand/v2's global generator, which is safe
+// for concurrent use.
 func ExponentialBackoff(min, max time.Duration) RetryStrategy {
 	if min <= 0 {
 		min = time.Millisecond

@@ -22,15 +22,20 @@
 //
 // The increment must be atomic with the acquisition: otherwise a holder
 // whose lock expired between its SET NX PX and its increment could receive a
-// larger token than the next holder. A striped mutex inside the Backend
-// makes the pair atomic relative to every other Acquire of the same key
-// through this Backend. That is enough because the counter moves only on
-// acquisitions through the Backend: Release, Refresh and PTTL never touch it,
-// expiry cannot precede an acquisition's increment in a way that matters
-// (the next acquisition waits for the mutex), and Acquire refuses keys in the
-// reserved namespace. Share one Backend per engine (and per prefix): two
-// Backends over the same counters do not exclude each other, and other code
-// must not write the reserved keys.
+// larger token than the next holder, who acquired later. A striped mutex
+// inside the Backend (the stripe chosen by the key's hash) is held across
+// the SET NX PX and the increment, so the pair is atomic relative to every
+// other Acquire of the same key through this Backend. That is enough because
+// the counter moves only on acquisitions through the Backend: Release,
+// Refresh and PTTL never touch it, and Acquire refuses keys in the reserved
+// namespace. Whatever happens to the lock key between the two steps (an
+// expiry, a delete by other code), the next acquisition must take the same
+// stripe before its own SET NX PX, so its increment comes after ours: tokens
+// follow acquisition order. Failed acquisitions do not increment.
+//
+// Share one Backend per engine (and per prefix): two Backends over the same
+// counters do not exclude each other, and other code must not write the
+// reserved keys.
 package inproc
 
 import (
