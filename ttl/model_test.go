@@ -232,7 +232,7 @@ type bucketGranular struct{ *Wheel[int] }
 
 func (w bucketGranular) Advance(now int64, fire func(*Node[int])) {
 	w.Wheel.Advance(now, fire)
-	cur := &w.levels[0][uint64(w.now>>w.shift)&slotMask]
+	cur := &w.levels[0].heads[uint64(w.now>>w.shift)&slotMask]
 	for *cur != nil {
 		n := *cur
 		n.unlink()
@@ -258,7 +258,7 @@ func (w forgetfulCascade) Advance(now int64, fire func(*Node[int])) {
 	if now > w.now {
 		s := w.shift + slotBits
 		for l := 1; l < len(w.levels) && now>>s != w.now>>s; l++ {
-			slot := &w.levels[l][uint64(now>>s)&slotMask]
+			slot := &w.levels[l].heads[uint64(now>>s)&slotMask]
 			for n := *slot; n != nil; n = *slot {
 				n.unlink()
 				w.n--

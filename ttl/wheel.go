@@ -31,7 +31,8 @@
 // at the next Advance.
 //
 // Advance visits, on every level, the buckets whose span the wheel's time has
-// entered or passed since the last Advance (at most 64 per level), and either
+// entered or passed since the last Advance (at most 64 per level, and only
+// those a per-level bitmap marks occupied), and either
 // collects each node they hold (deadline <= now) or re-files it relative to
 // the new time, which puts it on a lower level: this is cascading. Because at
 // most 64 buckets per level are visited, a jump of hours or days costs
@@ -41,7 +42,7 @@
 // NextDeadline reports a lower bound of the earliest deadline, not the
 // deadline itself: finding the exact minimum would need a scan of every node,
 // while the start of the first non-empty bucket is known from the bucket
-// arrays alone. On level 0 that bound is within one tick of the deadline, and
+// arrays alone (and a bitmap per level makes finding it a few instructions). On level 0 that bound is within one tick of the deadline, and
 // for the bucket holding the wheel's time it is exact (up to cancelled
 // nodes). An upper-level bound may be far below the deadline, but an Advance
 // to it cascades the node down a level, so a reaper that sleeps until
@@ -129,12 +130,12 @@ type Wheel[T any] struct {
 	now   int64 // the wheel's time: the latest Advance, or New's now
 	shift uint  // log2 of the tick in nanoseconds
 
-	// levels[l][i] heads the bucket whose number on level l, that is
+	// levels[l].heads[i] heads the bucket whose number on level l, that is
 	// deadline >> (shift+6l), is ≡ i mod 64. A node on level 0 has bucket
 	// number in [now>>shift, now>>shift + 64) and deadline > now; a node on
 	// level l > 0 has bucket number in (now>>s, now>>s + 64) for that
 	// level's shift s, so the bucket holding now is empty above level 0.
-	levels [][slots]*Node[T]
+	levels []level[T]
 	// curMin is at or before every deadline in the level-0 bucket holding
 	// now, and after now; it is exact unless a node there was cancelled.
 	// It is meaningless while that bucket is empty.
@@ -150,6 +151,15 @@ type Wheel[T any] struct {
 	advancing bool // a fire callback is running
 }
 
+// level is one ring of 64 buckets.
+type level[T any] struct {
+	// occupied has bit i set if heads[i] may be non-empty: set when a node
+	// is filed there, cleared when Advance empties the bucket, left set by
+	// Cancel (which does not know the bucket). It spares NextDeadline a scan.
+	occupied uint64
+	heads    [slots]*Node[T]
+}
+
 // New returns an empty wheel whose time starts at now, with a tick
 // (resolution) of tick rounded down to a power of two nanoseconds, at most
 // 2^50 ns; tick <= 0 selects the default of 2^20 ns, about one millisecond.
@@ -163,7 +173,7 @@ func New[T any](now int64, tick time.Duration) *Wheel[T] {
 	return &Wheel[T]{
 		now:    now,
 		shift:  shift,
-		levels: make([][slots]*Node[T], nlevels),
+		levels: make([]level[T], nlevels),
 	}
 }
 
@@ -222,7 +232,9 @@ func (w *Wheel[T]) place(n *Node[T]) {
 		// even where the signed one would overflow.
 		b, cur := d>>s, w.now>>s
 		if uint64(b)-uint64(cur) < slots {
-			head := &w.levels[l][uint64(b)&slotMask]
+			lv, i := &w.levels[l], uint64(b)&slotMask
+			lv.occupied |= 1 << i
+			head := &lv.heads[i]
 			if l == 0 && b == cur && (*head == nil || d < w.curMin) {
 				w.curMin = d
 			}
@@ -243,8 +255,9 @@ func (w *Wheel[T]) place(n *Node[T]) {
 // Cancel any node, including the fired one; a node cancelled before its turn
 // does not fire, and one scheduled at or before now fires at the next
 // Advance. fire must not call Advance (that panics). A now earlier than the
-// wheel's time is treated as the wheel's time. Advance costs O(levels·64 +
-// nodes fired or moved down a level), however far time jumps.
+// wheel's time is treated as the wheel's time. Advance costs O(levels +
+// occupied buckets reached + nodes fired or moved down a level), however far
+// time jumps; it allocates nothing.
 func (w *Wheel[T]) Advance(now int64, fire func(*Node[T])) {
 	if w.advancing {
 		panic("ttl: Advance called from a fire callback")
@@ -283,9 +296,16 @@ func (w *Wheel[T]) collect(old, t int64) {
 			from++ // the bucket holding old is empty above level 0
 		}
 		// Visiting a slot covers every bucket number ≡ it mod 64, so 64
-		// visits cover any jump.
-		for i := range min(uint64(to)-uint64(from)+1, slots) {
-			w.sweep(&w.levels[l][(uint64(from)+i)&slotMask], t)
+		// visits cover any jump; empty slots are skipped by the bitmap.
+		lv := &w.levels[l]
+		visit := ^uint64(0)
+		if n := uint64(to) - uint64(from) + 1; n < slots {
+			visit = bits.RotateLeft64(1<<n-1, int(uint64(from)&slotMask))
+		}
+		visit &= lv.occupied
+		lv.occupied &^= visit // first: sweep may refill the current bucket
+		for ; visit != 0; visit &= visit - 1 {
+			w.sweep(&lv.heads[bits.TrailingZeros64(visit)], t)
 		}
 		s += slotBits
 	}
@@ -335,7 +355,9 @@ func (w *Wheel[T]) fireAll(fire func(*Node[T])) {
 // NextDeadline then moves forward. When a node scheduled at or before the
 // wheel's time awaits the next Advance, no such time exists and NextDeadline
 // returns the wheel's time plus one nanosecond, so a reaper sleeping until
-// it never spins. It scans at most 64 bucket heads per level.
+// it never spins. It looks at the occupied buckets of each level in order,
+// stopping at the first non-empty one, so it is O(levels) unless nodes were
+// cancelled from many buckets since the last Advance.
 func (w *Wheel[T]) NextDeadline() (int64, bool) {
 	if w.n == 0 {
 		return 0, false
@@ -349,15 +371,17 @@ func (w *Wheel[T]) NextDeadline() (int64, bool) {
 	best := int64(math.MaxInt64)
 	s := w.shift
 	for l := range w.levels {
-		cur := w.now >> s
-		i := uint64(0)
+		lv, cur := &w.levels[l], w.now>>s
+		// Bit k of occ stands for the bucket k after the one holding now.
+		occ := bits.RotateLeft64(lv.occupied, -int(uint64(cur)&slotMask))
 		if l > 0 {
-			i = 1 // the bucket holding now is empty above level 0
+			occ &^= 1 // the bucket holding now is empty above level 0
 		}
-		for ; i < slots; i++ {
-			if w.levels[l][(uint64(cur)+i)&slotMask] != nil {
-				b := (cur + int64(i)) << s
-				if i == 0 {
+		for ; occ != 0; occ &= occ - 1 {
+			k := bits.TrailingZeros64(occ)
+			if lv.heads[(uint64(cur)+uint64(k))&slotMask] != nil {
+				b := (cur + int64(k)) << s
+				if k == 0 {
 					b = w.curMin
 				}
 				best = min(best, b)
@@ -409,8 +433,11 @@ func (w *Wheel[T]) verify() error {
 	s := w.shift
 	for l := range w.levels {
 		cur := now >> s
-		for i := range w.levels[l] {
-			err := walk(fmt.Sprintf("level %d slot %d", l, i), &w.levels[l][i], func(d int64) error {
+		for i := range w.levels[l].heads {
+			if w.levels[l].heads[i] != nil && w.levels[l].occupied&(1<<i) == 0 {
+				return fmt.Errorf("ttl: level %d slot %d is not marked occupied", l, i)
+			}
+			err := walk(fmt.Sprintf("level %d slot %d", l, i), &w.levels[l].heads[i], func(d int64) error {
 				b := d >> s
 				switch {
 				case d <= now:
