@@ -379,3 +379,26 @@ func TestLegacyConformance(t *testing.T) {
 		return locktest.Env{Backend: b, Clock: clk, Advance: clk.Add}
 	})
 }
+
+// BenchmarkLegacyObtainRelease is an uncontended legacy Obtain+Release over
+// loopback: two round trips (SETNX, DEL).
+func BenchmarkLegacyObtainRelease(b *testing.B) {
+	srv := redistest.Start(b)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true, MaxRetries: -1})
+	defer c.Close()
+	l, err := legacy.New(goredis.LegacyKV(c), legacy.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		lk, err := l.Obtain(ctx, "lock.bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := lk.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
