@@ -401,3 +401,50 @@ func TestNewPanicsOnNil(t *testing.T) {
 	}()
 	lockapi.New(nil)
 }
+
+func TestLockContext(t *testing.T) {
+	f := newFixture(t)
+	c := lockapi.New(f.b)
+	bg := context.Background()
+
+	l := mustObtain(t, c, "a", time.Minute)
+	ctx, cancel := l.Context(bg)
+	defer cancel()
+	f.e.Del("a")
+	await(t, ctx.Done(), "the lock's context after a delete")
+	if cause := context.Cause(ctx); !errors.Is(cause, lockapi.ErrLost) {
+		t.Errorf("Cause after loss = %v, want ErrLost", cause)
+	}
+
+	l = mustObtain(t, c, "b", time.Minute)
+	ctx, cancel = l.Context(bg)
+	defer cancel()
+	if ctx.Err() != nil {
+		t.Fatalf("context of a held lock ended: %v", context.Cause(ctx))
+	}
+	if err := l.Release(bg); err != nil {
+		t.Fatal(err)
+	}
+	if cause := context.Cause(ctx); !errors.Is(cause, lockapi.ErrReleased) {
+		t.Errorf("Cause after Release = %v, want ErrReleased", cause)
+	}
+	// A context asked for after Release is born canceled.
+	ctx2, cancel2 := l.Context(bg)
+	defer cancel2()
+	if cause := context.Cause(ctx2); !errors.Is(cause, lockapi.ErrReleased) {
+		t.Errorf("Cause of a context made after Release = %v, want ErrReleased", cause)
+	}
+
+	l = mustObtain(t, c, "c", time.Minute)
+	parent, cancelParent := context.WithCancel(bg)
+	ctx, cancel = l.Context(parent)
+	defer cancel()
+	cancelParent()
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Errorf("context after its parent ended: %v, want context.Canceled", ctx.Err())
+	}
+	if _, err := l.TTL(bg); err != nil {
+		t.Errorf("ending the parent touched the lock: TTL() = %v", err)
+	}
+	l.Release(bg)
+}

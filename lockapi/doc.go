@@ -67,7 +67,8 @@
 // about); on other backends when a Refresh, TTL or Release call finds the
 // lock not held, or when the watchdog gives up. A successful Release is not a
 // loss: it stops the monitoring and Lost stays open. Lock.Err reports why the
-// lock was lost.
+// lock was lost. Lock.Context gives a context canceled on loss or Release,
+// for work that must stop when the lock is gone.
 //
 // # Watchdog
 //

@@ -28,6 +28,9 @@ var (
 	// ErrLost is wrapped by the error Lock.Err returns once the lock is known
 	// lost.
 	ErrLost = errors.New("lockapi: lock lost")
+	// ErrReleased is the cause (context.Cause) of a Lock.Context canceled
+	// by Release.
+	ErrReleased = errors.New("lockapi: lock released")
 	// ErrExtensionsExhausted is wrapped by Lock.Err when the watchdog used
 	// its maximum number of extensions and the lock's validity ran out.
 	ErrExtensionsExhausted = errors.New("lockapi: watchdog extensions exhausted")

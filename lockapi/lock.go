@@ -32,10 +32,11 @@ type Lock struct {
 
 // lockExtra is the state of a Lock that uses Lost or a watchdog.
 type lockExtra struct {
-	refresh     AutoRefresh   // watchdog settings; immutable
-	deadline    time.Time     // guarded by Lock.mu: local end of validity, tracked with a watchdog
-	lost        chan struct{} // guarded by Lock.mu: created by Lost, closed on loss
-	monitorOn   bool          // guarded by Lock.mu: the monitor goroutine runs
+	refresh     AutoRefresh               // watchdog settings; immutable
+	deadline    time.Time                 // guarded by Lock.mu: local end of validity, tracked with a watchdog
+	lost        chan struct{}             // guarded by Lock.mu: created by Lost, closed on loss
+	monitorOn   bool                      // guarded by Lock.mu: the monitor goroutine runs
+	cancels     []context.CancelCauseFunc // guarded by Lock.mu: contexts from Lock.Context
 	stopMonitor context.CancelFunc
 	monitorDone chan struct{}
 }
@@ -97,6 +98,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		l.loseLocked(ErrNotHeld)
 	}
 	l.released = true
+	l.cancelContextsLocked(ErrReleased)
 	switch {
 	case lostErr != nil:
 		return fmt.Errorf("%w: %w", ErrNotHeld, lostErr)
@@ -201,6 +203,40 @@ func (l *Lock) Lost() <-chan struct{} {
 	return ch
 }
 
+// Context returns a context derived from parent that is canceled when the
+// lock is lost (context.Cause is then the error Err returns) or released
+// (cause ErrReleased), or when parent ends. Work that must stop when the
+// lock is gone can run under it. Like Lost, it starts the loss monitor on a
+// Watcher backend; elsewhere loss is known only from failed calls and the
+// watchdog. Call the returned cancel function when done with the context.
+func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	l.Lost()
+	ctx, cancel := context.WithCancelCause(parent)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.lostErr != nil:
+		cancel(l.lostErr)
+	case l.released:
+		cancel(ErrReleased)
+	default:
+		x := l.extraLocked()
+		x.cancels = append(x.cancels, cancel)
+	}
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// cancelContextsLocked cancels every context from Context with cause.
+func (l *Lock) cancelContextsLocked(cause error) {
+	if l.x == nil {
+		return
+	}
+	for _, cancel := range l.x.cancels {
+		cancel(cause)
+	}
+	l.x.cancels = nil
+}
+
 // Err returns nil while the lock is not known lost, and after that an error
 // wrapping ErrLost and the cause: ErrNotHeld (expired, deleted, overwritten),
 // ErrExtensionsExhausted, or the backend error that kept the watchdog from
@@ -224,6 +260,7 @@ func (l *Lock) loseLocked(cause error) {
 		return
 	}
 	l.lostErr = fmt.Errorf("%w: %q: %w", ErrLost, l.key, cause)
+	l.cancelContextsLocked(l.lostErr)
 	if x := l.x; x != nil {
 		if x.lost != nil {
 			close(x.lost)

@@ -37,6 +37,7 @@ const (
 	numOps
 )
 
+// String returns the operation's name, as in lockapi.Backend.
 func (o Op) String() string {
 	switch o {
 	case Acquire:
