@@ -76,8 +76,8 @@ type SetArgs struct {
 }
 
 // SetResult is what SetWith did: Written reports whether the value was
-// stored. Old and HadOld describe the value before the
-// call (Redis SET ... GET), whether or not the write happened.
+// stored; Old and HadOld describe the value before the call (Redis SET ...
+// GET), whether or not the write happened.
 type SetResult struct {
 	Written bool
 	Old     string

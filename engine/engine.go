@@ -94,7 +94,10 @@ type item struct {
 }
 
 // node is the heap cell of a key: 64 bytes, one size class, so overwrites
-// and TTL changes update it in place without allocating.
+// and TTL changes update it in place without allocating. A deleted node is
+// recycled by its shard (see recycleLocked); the reaper, which looks nodes
+// up again after dropping the lock, therefore re-checks that a node is still
+// stored under its key and still expired before deleting it.
 type node = ttl.Node[item]
 
 // shardState is the engine's per-shard state, guarded by the shard lock.
@@ -103,7 +106,14 @@ type shardState struct {
 	// watchers holds the pending watchers of each watched key; nil or empty
 	// when nothing is watched, so unwatched writes pay one length check.
 	watchers map[string][]*watcher
+	// free[:nfree] are recycled nodes, out of the map and the wheel, with
+	// zero Values.
+	free  [freeNodes]*node
+	nfree int
 }
+
+// freeNodes bounds the recycled nodes kept per shard (1 KiB).
+const freeNodes = 16
 
 type shardT = shard.Shard[*node, shardState]
 
@@ -235,20 +245,41 @@ func (e *Engine) checkLocked(s *shardT, n *node, c *opClock) *node {
 	return n
 }
 
-// removeLocked deletes n's key from s and wakes its watchers.
+// removeLocked deletes n's key from s, wakes its watchers and recycles n.
 func (e *Engine) removeLocked(s *shardT, n *node) {
 	if n.Value.exp != 0 {
 		s.Aux.wheel.Cancel(n)
 	}
-	s.DeleteLocked(n.Value.key)
+	key := n.Value.key
+	s.DeleteLocked(key)
 	if len(s.Aux.watchers) != 0 {
-		e.notifyLocked(s, n.Value.key)
+		e.notifyLocked(s, key)
+	}
+	recycleLocked(s, n)
+}
+
+// recycleLocked keeps n, which has left the map and the wheel, for reuse
+// by the shard's next insert, so that lock acquire/release cycles do not
+// allocate. It clears n's strings so that they can be collected.
+func recycleLocked(s *shardT, n *node) {
+	n.Value = item{}
+	if s.Aux.nfree < len(s.Aux.free) {
+		s.Aux.free[s.Aux.nfree] = n
+		s.Aux.nfree++
 	}
 }
 
 // insertLocked stores a new key (known absent) with deadline exp (0: none).
 func (e *Engine) insertLocked(s *shardT, key, value string, exp int64) {
-	n := &node{Value: item{key: key, value: value}}
+	var n *node
+	if k := s.Aux.nfree; k > 0 {
+		n = s.Aux.free[k-1]
+		s.Aux.free[k-1] = nil
+		s.Aux.nfree = k - 1
+		n.Value = item{key: key, value: value}
+	} else {
+		n = &node{Value: item{key: key, value: value}}
+	}
 	s.SetLocked(key, n)
 	if exp != 0 {
 		e.scheduleLocked(s, n, exp)
@@ -1001,10 +1032,12 @@ func (e *Engine) reapShard(s *shardT, now int64, buf []*node) (int, int64, []*no
 		if !ok || cur != n || n.Value.exp == 0 || n.Value.exp >= now {
 			continue
 		}
-		s.DeleteLocked(n.Value.key)
+		key := n.Value.key
+		s.DeleteLocked(key)
 		if len(s.Aux.watchers) != 0 {
-			e.notifyLocked(s, n.Value.key)
+			e.notifyLocked(s, key)
 		}
+		recycleLocked(s, n)
 		deleted++
 	}
 	s.Unlock()

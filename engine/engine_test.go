@@ -626,3 +626,39 @@ func TestCloseIdempotent(t *testing.T) {
 	e.Set("k", "v")
 	wantGet(t, e, "k", "v", true)
 }
+
+// TestZeroAllocs checks the allocation-free paths: reads, in-place
+// overwrites, and lock cycles whose nodes are recycled by the shard.
+func TestZeroAllocs(t *testing.T) {
+	e, _ := newTestEngine(t)
+	e.Set("k", "v")
+	e.SetPX("t", "v", time.Hour)
+	e.SetNXPX("lock", "tok", time.Second) // warm the recycler and the wheel
+	e.CompareAndDelete("lock", "tok")
+	tests := []struct {
+		name string
+		op   func()
+	}{
+		{"Get", func() { e.Get("k") }},
+		{"GetTTL", func() { e.Get("t") }},
+		{"Set", func() { e.Set("k", "w") }},
+		{"GetSet", func() { e.GetSet("k", "v") }},
+		{"SetPX", func() { e.SetPX("t", "w", time.Hour) }},
+		{"CompareAndDelete(mismatch)", func() { e.CompareAndDelete("k", "x") }},
+		{"CompareAndPExpire", func() { e.CompareAndPExpire("t", "w", time.Hour) }},
+		{"SetNX(existing)", func() { e.SetNX("k", "x") }},
+		{"LockCycle", func() {
+			e.SetNXPX("lock", "tok", time.Second)
+			e.CompareAndDelete("lock", "tok")
+		}},
+		{"SetNXDel", func() {
+			e.SetNX("n", "v")
+			e.Del("n")
+		}},
+	}
+	for _, tt := range tests {
+		if got := testing.AllocsPerRun(100, tt.op); got != 0 {
+			t.Errorf("%s allocates %v times per run, want 0", tt.name, got)
+		}
+	}
+}
