@@ -67,9 +67,10 @@ func (l *Lock) Fence() (int64, bool) { return l.fence, l.fence != 0 }
 // error wrapping ErrNotHeld when the lock had expired or been taken (the
 // lock is then also marked lost, nothing is deleted), when it was already
 // released, or when it was known lost before (Release then still deletes
-// the key if it holds this acquisition's value, which is always safe). Release first stops the watchdog and the loss monitor, even if
-// the backend call then fails; a Release that failed with a backend or ctx
-// error may be retried. Errors wrap ctx.Err() when ctx ended.
+// the key if it holds this acquisition's value, which is always safe).
+// Release first stops the watchdog and the loss monitor, even if the
+// backend call then fails; a Release that failed with a backend or ctx error
+// may be retried. Errors wrap ctx.Err() when ctx ended.
 func (l *Lock) Release(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("lockapi: release %q: %w", l.key, err)
@@ -367,6 +368,11 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 		deadline := x.deadline
 		l.mu.Unlock()
 		if exhausted {
+			if now.Before(deadline) { // a manual Refresh extended the lock
+				timer = c.clock.Timer(deadline.Sub(now))
+				tick = timer.C
+				continue
+			}
 			l.lose(ErrExtensionsExhausted)
 			return
 		}

@@ -161,3 +161,27 @@ func TestLostMonitorExits(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// TestWatchdogManualRefreshAfterExhaustion: a manual Refresh after the
+// watchdog used its extensions moves the point where it declares the loss.
+func TestWatchdogManualRefreshAfterExhaustion(t *testing.T) {
+	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		start := time.Now()
+		l, err := c.Obtain(context.Background(), "k", 3*time.Second,
+			lockapi.WithAutoRefresh(lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 1}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // the one extension happened at 1s
+		if err := l.Refresh(context.Background(), 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		<-l.Lost()
+		if got := time.Since(start); got != 12*time.Second {
+			t.Errorf("lost after %v, want 12s (the manual Refresh at 2s for 10s)", got)
+		}
+		if err := l.Err(); !errors.Is(err, lockapi.ErrExtensionsExhausted) {
+			t.Errorf("Err() = %v, want ErrExtensionsExhausted", err)
+		}
+	})
+}
