@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/nxkv/nxkv/internal/redistest"
 )
 
 // TestMain fails the package when a test leaked a goroutine or left a
@@ -56,4 +59,18 @@ func redisChildren() []int {
 		}
 	}
 	return pids
+}
+
+// TestRedisChildrenSeesServers shows the leftover check can fail: a running
+// server started by the tests is found, and is gone once killed.
+func TestRedisChildrenSeesServers(t *testing.T) {
+	srv := redistest.Start(t)
+	pid := srv.PID()
+	if !slices.Contains(redisChildren(), pid) {
+		t.Fatalf("redisChildren() = %v, want it to include the running server %d", redisChildren(), pid)
+	}
+	srv.Kill()
+	if slices.Contains(redisChildren(), pid) {
+		t.Fatalf("redisChildren() = %v still includes killed server %d", redisChildren(), pid)
+	}
 }
