@@ -3,6 +3,8 @@ package legacy_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,5 +166,62 @@ func BenchmarkBackendClientObtainRelease(b *testing.B) {
 		if err := l.Release(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestBackendConcurrentClients has several goroutines contend through
+// lockapi.Client over one Backend (and so one table) on the engine; a mock
+// clock, advanced from this goroutine only, drives their retries.
+func TestBackendConcurrentClients(t *testing.T) {
+	b, _, clk := newBackend(t, legacy.Milliseconds)
+	const workers, rounds = 4, 50
+	var inside, overlaps, acquired atomic.Int32
+	errs := make(chan error, workers)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for range workers {
+		c := lockapi.New(b, lockapi.WithClock(clk))
+		wg.Go(func() {
+			for range rounds {
+				l, err := c.Obtain(ctx, "k", 10*time.Second, lockapi.WithRetry(lockapi.LinearBackoff(time.Millisecond)))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if inside.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				acquired.Add(1)
+				inside.Add(-1)
+				if err := l.Release(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	for i := 0; ; i++ {
+		select {
+		case <-finished:
+		default:
+			if i == 100_000 {
+				cancel()
+				<-finished
+				t.Fatal("workers stuck")
+			}
+			clk.Add(time.Millisecond)
+			continue
+		}
+		break
+	}
+	close(errs)
+	for err := range errs {
+		t.Errorf("worker: %v", err)
+	}
+	if overlaps.Load() != 0 || acquired.Load() != workers*rounds {
+		t.Fatalf("overlaps = %d, acquisitions = %d, want 0, %d", overlaps.Load(), acquired.Load(), workers*rounds)
 	}
 }

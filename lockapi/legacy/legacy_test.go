@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -575,4 +576,34 @@ func TestReleaseAndRefreshWithEndedCtx(t *testing.T) {
 	if err := lk.Release(context.Background()); err != nil {
 		t.Fatalf("Release = %v, want nil", err)
 	}
+}
+
+// FuzzParse checks that parse never panics, accepts exactly the documented
+// grammar, and returns the integer part.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"1795338031", "1795338031.5", "1795338031123", "", "x", "1.", ".1", "-1", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, u := range []Unit{Seconds, Milliseconds} {
+			// The reference: digits, optionally "." and digits, whose
+			// integer part fits int64 and is plausible for u.
+			intPart, frac, _ := strings.Cut(v, ".")
+			want, perr := strconv.ParseInt(intPart, 10, 64)
+			valid := intPart != "" && strings.Trim(intPart, "0123456789") == "" &&
+				strings.Trim(frac, "0123456789") == "" && perr == nil &&
+				(u == Seconds) == (want < plausibleBound)
+			n, err := u.parse(v)
+			switch {
+			case err != nil && !errors.Is(err, ErrMalformed):
+				t.Fatalf("%v.parse(%q) error %v does not wrap ErrMalformed", u, v, err)
+			case err != nil && valid:
+				t.Fatalf("%v.parse(%q) = %v, want %d", u, v, err, want)
+			case err == nil && !valid:
+				t.Fatalf("%v.parse(%q) = %d, want ErrMalformed", u, v, n)
+			case err == nil && n != want:
+				t.Fatalf("%v.parse(%q) = %d, want %d", u, v, n, want)
+			}
+		}
+	})
 }
