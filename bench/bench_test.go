@@ -1,0 +1,518 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tinyConfig runs every workload in well under a second per peer.
+func tinyConfig() config {
+	return config{
+		Reps:           2,
+		RepDur:         2 * time.Millisecond,
+		Warmup:         time.Millisecond,
+		HotKeys:        64,
+		BigKeys:        512,
+		LockDur:        5 * time.Millisecond,
+		Contenders:     []int{2, 4},
+		ExpiryKeys:     2048,
+		ExpiryLead:     50 * time.Millisecond,
+		Spread:         50 * time.Millisecond,
+		IdleWindow:     20 * time.Millisecond,
+		SweepEvery:     10 * time.Millisecond,
+		MemKeys:        1 << 13,
+		ReclaimTimeout: 3 * time.Second,
+	}
+}
+
+// checkKVSemantics runs a fixed script of Redis string operations on s and
+// returns every reply that differs from what Redis gives. TTLs are an hour,
+// so no time passes that matters.
+func checkKVSemantics(s kvStore) []string {
+	var bad []string
+	expect := func(what string, got, want any) {
+		if got != want {
+			bad = append(bad, fmt.Sprintf("%s = %v, want %v", what, got, want))
+		}
+	}
+	get := func(k string) string {
+		v, ok := s.Get(k)
+		if !ok {
+			return "<absent>"
+		}
+		return v
+	}
+	s.delMany([]string{"sa", "sb", "sc"})
+	expect("Get(sa) on absent", get("sa"), "<absent>")
+	expect("SetNX(sa, 1) on absent", s.SetNX("sa", "1"), true)
+	expect("SetNX(sa, 2) on present", s.SetNX("sa", "2"), false)
+	expect("Get(sa)", get("sa"), "1")
+	old, ok := s.GetSet("sa", "3")
+	expect("GetSet(sa, 3)", fmt.Sprintf("%q %v", old, ok), `"1" true`)
+	old, ok = s.GetSet("sb", "x")
+	expect("GetSet(sb, x) on absent", fmt.Sprintf("%q %v", old, ok), `"" false`)
+	expect("CompareAndDelete(sa, 1) with a stale value", s.CompareAndDelete("sa", "1"), false)
+	expect("Get(sa) after a failed CompareAndDelete", get("sa"), "3")
+	expect("CompareAndDelete(sa, 3)", s.CompareAndDelete("sa", "3"), true)
+	expect("Get(sa) after CompareAndDelete", get("sa"), "<absent>")
+	expect("CompareAndDelete(sa, 3) on absent", s.CompareAndDelete("sa", "3"), false)
+	expect("SetNXPX(sc, t) on absent", s.SetNXPX("sc", "t", time.Hour), true)
+	expect("SetNXPX(sc, u) on present", s.SetNXPX("sc", "u", time.Hour), false)
+	expect("SetNX(sc, u) on a key with a TTL", s.SetNX("sc", "u"), false)
+	s.Set("sc", "v")
+	expect("Get(sc) after Set", get("sc"), "v")
+	s.setMany([]string{"sa", "sb"}, "m")
+	expect("Get(sa) after setMany", get("sa"), "m")
+	s.delMany([]string{"sa", "sb", "sc"})
+	expect("Get(sb) after delMany", get("sb"), "<absent>")
+	if err := s.Err(); err != nil {
+		bad = append(bad, "Err() = "+err.Error())
+	}
+	return bad
+}
+
+func TestPeersHaveRedisSemantics(t *testing.T) {
+	for _, p := range inprocKVPeers() {
+		t.Run(p.Name, func(t *testing.T) {
+			s, err := p.New()
+			if err != nil {
+				t.Skipf("%s not available: %v", p.Name, err)
+			}
+			defer s.Close()
+			for _, b := range checkKVSemantics(s) {
+				t.Error(b)
+			}
+		})
+	}
+}
+
+// brokenCAD is a planted bug: a map+Mutex whose CompareAndDelete ignores
+// the value (a plain DEL), the classic unsafe lock release.
+type brokenCAD struct{ *mapMutexKV }
+
+func (b brokenCAD) CompareAndDelete(k, _ string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.m[k]
+	delete(b.m, k)
+	return ok
+}
+
+// lostWrites is a planted bug: a SetNX that never writes.
+type lostWrites struct{ *mapMutexKV }
+
+func (l lostWrites) SetNX(string, string) bool { return false }
+
+func TestSemanticCheckCatchesPlantedBugs(t *testing.T) {
+	if bad := checkKVSemantics(brokenCAD{&mapMutexKV{m: map[string]mmEntry{}}}); len(bad) == 0 {
+		t.Error("checkKVSemantics(brokenCAD) found nothing, want a stale CompareAndDelete reported")
+	}
+	if bad := checkKVSemantics(lostWrites{&mapMutexKV{m: map[string]mmEntry{}}}); len(bad) == 0 {
+		t.Error("checkKVSemantics(lostWrites) found nothing, want SetNX on absent reported")
+	}
+}
+
+// checkRawRows returns what is not sane about raw-op rows: every op must
+// run, take its success path every time (the workload keeps the key state
+// stationary), and report a latency.
+func checkRawRows(rows []RawRow) []string {
+	var bad []string
+	for _, r := range rows {
+		id := fmt.Sprintf("%s %s %dk/%dg", r.Peer, r.Op, r.Keys, r.Goroutines)
+		switch {
+		case r.OpsPerSec.Median <= 0 || r.NsPerOp <= 0:
+			bad = append(bad, id+": no throughput")
+		case r.OKRate != 1:
+			bad = append(bad, fmt.Sprintf("%s: success rate %.4f, want 1", id, r.OKRate))
+		case r.Latency.N == 0 || r.Latency.P50 <= 0 || r.Latency.P99 < r.Latency.P50 || r.Latency.P999 < r.Latency.P99:
+			bad = append(bad, fmt.Sprintf("%s: latency %+v", id, r.Latency))
+		case r.Goroutines == 1 && r.AllocsPerOp < 0:
+			bad = append(bad, id+": allocs not measured")
+		case r.Note != "":
+			bad = append(bad, id+": "+r.Note)
+		}
+	}
+	return bad
+}
+
+func TestRawWorkloadTiny(t *testing.T) {
+	cfg := tinyConfig()
+	res := &Results{Config: cfg}
+	runRawWorkload(cfg, inprocKVPeers(), res)
+	for _, b := range checkRawRows(res.Raw) {
+		t.Error(b)
+	}
+	peers := map[string]int{}
+	for _, r := range res.Raw {
+		peers[r.Peer]++
+		if r.Peer == peerMapMutex && r.VsBaseline != 1 {
+			t.Errorf("map+Mutex %s VsBaseline = %v, want 1", rawCell(r), r.VsBaseline)
+		}
+	}
+	cells := len(rawOps()) * 2 * len(gsFor())
+	for _, p := range inprocKVPeers() {
+		if peers[p.Name] != cells && !skipped(res, p.Name) {
+			t.Errorf("%s: %d rows, want %d (or a skip line)", p.Name, peers[p.Name], cells)
+		}
+	}
+}
+
+func gsFor() []int {
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		return []int{1, n}
+	}
+	return []int{1}
+}
+
+func skipped(res *Results, peer string) bool {
+	for _, s := range res.Skipped {
+		if s.Peer == peer {
+			return true
+		}
+	}
+	return false
+}
+
+// flakySetNX is a planted bug for the harness: SetNX fails on every other
+// call, as a store that loses writes would. The success-rate check must
+// report it.
+type flakySetNX struct {
+	*mapMutexKV
+	n int
+}
+
+func (f *flakySetNX) SetNX(k, v string) bool {
+	f.n++
+	if f.n%2 == 0 {
+		return false
+	}
+	return f.mapMutexKV.SetNX(k, v)
+}
+
+func TestRawCheckCatchesLostWrites(t *testing.T) {
+	cfg := tinyConfig()
+	res := &Results{Config: cfg}
+	peer := kvPeer{Name: "planted", New: func() (kvStore, error) { return &flakySetNX{mapMutexKV: &mapMutexKV{m: map[string]mmEntry{}}}, nil }}
+	s, _ := peer.New()
+	keys := makeKeys(cfg.HotKeys)
+	s.setMany(keys, value)
+	var setnx rawOp
+	for _, op := range rawOps() {
+		if op.Name == "SetNX" {
+			setnx = op
+		}
+	}
+	row := measureRaw(cfg, s, setnx, partition(keys, 1), false)
+	row.Peer = peer.Name
+	res.Raw = append(res.Raw, row)
+	if bad := checkRawRows(res.Raw); len(bad) == 0 {
+		t.Errorf("checkRawRows found nothing for a SetNX that drops half its writes (ok rate %.2f)", row.OKRate)
+	}
+}
+
+func TestPlanChunks(t *testing.T) {
+	tests := []struct {
+		n       int
+		network bool
+		want    chunkPlan
+	}{
+		{n: 512, want: chunkPlan{n: 512, chunk: 128, lag: 256}},
+		{n: 1 << 20, want: chunkPlan{n: 1 << 20, chunk: 1024, lag: 1 << 18}},
+		{n: 1000, want: chunkPlan{n: 896, chunk: 128, lag: 384}},
+		{n: 1 << 20, network: true, want: chunkPlan{n: 1 << 20, chunk: 16, lag: 16}},
+	}
+	for _, tt := range tests {
+		got := planChunks(tt.n, tt.network)
+		if got != tt.want {
+			t.Errorf("planChunks(%d, %v) = %+v, want %+v", tt.n, tt.network, got, tt.want)
+		}
+		// The preparation window must never reach the chunk being timed.
+		if got.lag < got.chunk || got.lag+got.chunk > got.n || got.n%got.chunk != 0 {
+			t.Errorf("planChunks(%d, %v) = %+v: window overlaps the timed chunk", tt.n, tt.network, got)
+		}
+	}
+}
+
+func TestQuantiles(t *testing.T) {
+	xs := make([]int64, 1000)
+	for i := range xs {
+		xs[i] = int64(1000 - i) // 1..1000, reversed
+	}
+	got := quantiles(xs)
+	want := percentiles{P50: 500, P99: 990, P999: 999, N: 1000}
+	if got != want {
+		t.Errorf("quantiles(1..1000) = %+v, want %+v", got, want)
+	}
+	if s := summarize([]float64{3, 1, 2, 10}); s != (summary{Median: 2.5, Min: 1, Max: 10}) {
+		t.Errorf("summarize = %+v, want median 2.5 min 1 max 10", s)
+	}
+}
+
+func TestExclusionCheck(t *testing.T) {
+	var c exclusionCheck
+	c.enter()
+	c.leave()
+	c.enter()
+	c.leave()
+	if got := c.violations.Load(); got != 0 {
+		t.Errorf("sequential holders: violations = %d, want 0", got)
+	}
+	c.enter()
+	c.enter() // a second holder while the first is inside: the planted overlap
+	c.leave()
+	c.leave()
+	if got := c.violations.Load(); got != 1 {
+		t.Errorf("overlapping holders: violations = %d, want 1", got)
+	}
+}
+
+func checkLockRows(rows []LockRow) []string {
+	var bad []string
+	for _, r := range rows {
+		id := fmt.Sprintf("%s %s %dg", r.Peer, r.Scenario, r.Goroutines)
+		switch {
+		case r.CyclesPS.Median <= 0:
+			bad = append(bad, id+": no cycles")
+		case r.Violations != 0:
+			bad = append(bad, fmt.Sprintf("%s: %d mutual exclusion violations", id, r.Violations))
+		case r.Errors != 0:
+			bad = append(bad, fmt.Sprintf("%s: %d errors", id, r.Errors))
+		case r.Scenario == "uncontended" && r.Latency.N == 0:
+			bad = append(bad, id+": no latency samples")
+		case r.Scenario == "contended" && r.Wait.N == 0:
+			bad = append(bad, id+": no wait samples")
+		}
+	}
+	return bad
+}
+
+func TestLockWorkloadTiny(t *testing.T) {
+	cfg := tinyConfig()
+	res := &Results{Config: cfg}
+	runLockWorkload(cfg, &environment{}, res)
+	if len(res.Locks) == 0 {
+		t.Fatal("no lock rows")
+	}
+	for _, b := range checkLockRows(res.Locks) {
+		t.Error(b)
+	}
+}
+
+func TestExpiryWorkloadTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for real deadlines (about 5 s)")
+	}
+	cfg := tinyConfig()
+	res := &Results{Config: cfg}
+	runExpiryWorkload(cfg, res)
+	seen := map[string]int{}
+	for _, r := range res.Expiry {
+		seen[r.Peer]++
+		id := r.Peer + " " + r.Scenario
+		switch r.Scenario {
+		case "together", "spread":
+			if r.InsertMs <= 0 || r.HeapRetainedPct < 0 || r.CPUPerKeyNs < 0 {
+				t.Errorf("%s: %+v", id, r)
+			}
+			if r.ReclaimMs < 0 && !strings.Contains(r.Peer, "otter") {
+				t.Errorf("%s: Len never reached 0", id)
+			}
+		case "idle":
+			if r.IdleCPUSmall < 0 || r.IdleCPULarge < 0 {
+				t.Errorf("%s: negative idle CPU %+v", id, r)
+			}
+		}
+	}
+	for _, p := range expPeers(cfg) {
+		if seen[p.Name] != 3 && !skipped(res, p.Name) {
+			t.Errorf("%s: %d expiry rows, want 3 (or a skip line)", p.Name, seen[p.Name])
+		}
+	}
+}
+
+func TestMemoryWorkloadTiny(t *testing.T) {
+	cfg := tinyConfig()
+	res := &Results{Config: cfg}
+	runMemoryWorkload(cfg, res)
+	for _, m := range res.Memory {
+		// 32 B/key are the strings alone; anything near or above 10 kB
+		// per key means the measurement is broken.
+		if m.BytesPerKy < 32 || m.BytesPerKy > 10000 {
+			t.Errorf("%s ttl=%v: %.1f B/key, want between 32 and 10000", m.Peer, m.WithTTL, m.BytesPerKy)
+		}
+	}
+	if len(res.Memory) < 2*(len(memPeers())-1) {
+		t.Errorf("%d memory rows, want one per peer and TTL mode", len(res.Memory))
+	}
+}
+
+// TestReportFormats renders a small real run as tables, JSON and SVG.
+func TestReportFormats(t *testing.T) {
+	cfg := tinyConfig()
+	res := &Results{Config: cfg, Mode: "tiny", Machine: describeMachine(), Versions: peerVersions(), Started: time.Now()}
+	runRawWorkload(cfg, inprocKVPeers()[1:3], res)
+	runLockWorkload(cfg, &environment{}, res)
+	res.Memory = []MemRow{{Peer: peerEngine, Keys: 10, BytesPerKy: 120}, {Peer: peerEngine, WithTTL: true, Keys: 10, BytesPerKy: 130}}
+	res.Expiry = []ExpiryRow{{Peer: "x", Scenario: "together", Keys: 1, ReclaimMs: -1}}
+	res.skip("raw", "Redis peers", "test")
+
+	var out bytes.Buffer
+	printReport(&out, res)
+	for _, want := range []string{"## Raw operations", "## Lock cycle", "## Expiry", "## Memory per key", "Not available", "never"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := writeJSON(path, res); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Results
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("JSON does not parse: %v", err)
+	}
+	if len(back.Raw) != len(res.Raw) || len(back.Locks) != len(res.Locks) || len(back.Memory) != len(res.Memory) {
+		t.Errorf("JSON round trip: %d/%d/%d rows, want %d/%d/%d", len(back.Raw), len(back.Locks), len(back.Memory),
+			len(res.Raw), len(res.Locks), len(res.Memory))
+	}
+
+	svg := renderSVG(res)
+	if err := wellFormed(svg); err != nil {
+		t.Fatalf("SVG is not well-formed XML: %v", err)
+	}
+	for _, want := range []string{"<svg", "Raw operations", "Lock cycle", "Memory per key"} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	if err := wellFormed(renderSVG(&Results{})); err != nil {
+		t.Errorf("empty SVG is not well-formed: %v", err)
+	}
+}
+
+func wellFormed(b []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		_, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func TestWellFormedCatchesBrokenXML(t *testing.T) {
+	if err := wellFormed([]byte(`<svg><text>a & b</text></svg>`)); err == nil {
+		t.Error("wellFormed(unescaped &) = nil, want an error")
+	}
+	if got := xmlEscape(`a<b>&"c"`); got != "a&lt;b&gt;&amp;&quot;c&quot;" {
+		t.Errorf("xmlEscape = %q", got)
+	}
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	if code := run([]string{"-only", "nonsense"}); code != 2 {
+		t.Errorf("run(-only nonsense) = %d, want 2", code)
+	}
+	if code := run([]string{"-no-such-flag"}); code != 2 {
+		t.Errorf("run(-no-such-flag) = %d, want 2", code)
+	}
+}
+
+// requireRedis skips when redis-server is missing, unless NXKV_REQUIRE_REDIS=1.
+func requireRedis(t *testing.T) *redisServer {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("NXKV_REQUIRE_REDIS") == "1" {
+			t.Fatalf("redis-server not on PATH and NXKV_REQUIRE_REDIS=1")
+		}
+		t.Skip("redis-server not on PATH")
+	}
+	s, err := startRedis()
+	if err != nil {
+		t.Fatalf("startRedis: %v", err)
+	}
+	t.Cleanup(s.Kill)
+	return s
+}
+
+func TestRedisPeers(t *testing.T) {
+	srv := requireRedis(t)
+	mini, err := startMiniredis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mini.close()
+	env := &environment{targets: []*target{{Name: "Redis", Addr: srv.Addr, close: func() {}}, mini}}
+
+	for _, p := range env.kvPeers() {
+		s, err := p.New()
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		for _, b := range checkKVSemantics(s) {
+			t.Errorf("%s: %s", p.Name, b)
+		}
+		s.Close()
+	}
+
+	cfg := tinyConfig()
+	cfg.HotKeys, cfg.BigKeys = 64, 128
+	cfg.RepDur, cfg.LockDur = 3*time.Millisecond, 20*time.Millisecond
+	res := &Results{Config: cfg}
+	runRawWorkload(cfg, env.kvPeers(), res)
+	for _, b := range checkRawRows(res.Raw) {
+		t.Error(b)
+	}
+	if len(res.Raw) == 0 {
+		t.Error("no raw rows for the Redis peers")
+	}
+	runLockWorkload(cfg, env, res)
+	for _, b := range checkLockRows(res.Locks) {
+		t.Error(b)
+	}
+	base := 0
+	for _, r := range res.Locks {
+		if r.Peer == baselineLockPeer && r.VsRedis == 1 {
+			base++
+		}
+	}
+	if base == 0 {
+		t.Error("no lock row carries the Redis baseline ratio 1")
+	}
+}
+
+func TestRedisServerKilled(t *testing.T) {
+	srv := requireRedis(t)
+	addr := srv.Addr
+	env := &environment{server: srv}
+	env.close()
+	env.close() // idempotent
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err == nil {
+		c.Close()
+		t.Fatalf("redis-server still accepts connections on %s after close", addr)
+	}
+	if v, err := redisVersion(addr); err == nil {
+		t.Fatalf("redisVersion(%s) = %s after close, want an error", addr, v)
+	}
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// config sizes one run of the suite. defaultConfig and quickConfig are the
+// two modes of the command; tests use tinyConfig.
+type config struct {
+	Reps       int           // repetitions per measurement; the median is reported
+	RepDur     time.Duration // length of one repetition of a raw-op measurement
+	Warmup     time.Duration // untimed run before the repetitions
+	HotKeys    int           // the hot key set
+	BigKeys    int           // the large key set
+	LockDur    time.Duration // length of one repetition of a lock measurement
+	Contenders []int         // goroutines contending on one lock key
+	ExpiryKeys int           // keys in each expiry scenario
+	ExpiryLead time.Duration // from the start of insertion to the common deadline
+	Spread     time.Duration // deadlines spread over this window
+	IdleWindow time.Duration // window over which idle CPU is measured
+	SweepEvery time.Duration // period of the full-scan peer's sweep
+	MemKeys    int           // keys in the memory measurement
+	// RedisTimeout bounds waiting for a redis-server to reclaim keys (not
+	// used for in-process peers).
+	ReclaimTimeout time.Duration
+}
+
+func defaultConfig() config {
+	return config{
+		Reps:           5,
+		RepDur:         100 * time.Millisecond,
+		Warmup:         50 * time.Millisecond,
+		HotKeys:        1 << 10,
+		BigKeys:        1 << 20,
+		LockDur:        300 * time.Millisecond,
+		Contenders:     []int{2, 8, 64},
+		ExpiryKeys:     1 << 20,
+		ExpiryLead:     3 * time.Second,
+		Spread:         2 * time.Second,
+		IdleWindow:     2 * time.Second,
+		SweepEvery:     100 * time.Millisecond,
+		MemKeys:        1 << 20,
+		ReclaimTimeout: 10 * time.Second,
+	}
+}
+
+func quickConfig() config {
+	c := defaultConfig()
+	c.Reps = 3
+	c.RepDur = 15 * time.Millisecond
+	c.Warmup = 5 * time.Millisecond
+	c.BigKeys = 1 << 16
+	c.LockDur = 50 * time.Millisecond
+	c.ExpiryKeys = 1 << 16
+	c.ExpiryLead = 300 * time.Millisecond
+	c.Spread = 300 * time.Millisecond
+	c.IdleWindow = 250 * time.Millisecond
+	c.MemKeys = 1 << 16
+	c.ReclaimTimeout = 3 * time.Second
+	return c
+}
+
+// summary is the median of the repetitions and their range.
+type summary struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// spreadPct is the range of the repetitions as a percentage of the median:
+// how noisy the measurement was.
+func (s summary) spreadPct() float64 {
+	if s.Median == 0 {
+		return 0
+	}
+	return (s.Max - s.Min) / s.Median * 100
+}
+
+func summarize(xs []float64) summary {
+	if len(xs) == 0 {
+		return summary{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	var med float64
+	if n := len(s); n%2 == 1 {
+		med = s[n/2]
+	} else {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return summary{Median: med, Min: s[0], Max: s[len(s)-1]}
+}
+
+// percentiles are latency quantiles in nanoseconds.
+type percentiles struct {
+	P50  float64 `json:"p50_ns"`
+	P99  float64 `json:"p99_ns"`
+	P999 float64 `json:"p999_ns"`
+	N    int     `json:"samples"`
+}
+
+// quantiles computes nearest-rank quantiles of samples (which it sorts).
+func quantiles(samples []int64) percentiles {
+	if len(samples) == 0 {
+		return percentiles{}
+	}
+	slices.Sort(samples)
+	at := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(samples)))) - 1
+		i = max(0, min(i, len(samples)-1))
+		return float64(samples[i])
+	}
+	return percentiles{P50: at(0.50), P99: at(0.99), P999: at(0.999), N: len(samples)}
+}
+
+// allocCounter reads the cumulative count of heap allocations without
+// stopping the world (unlike runtime.ReadMemStats, whose Mallocs it equals).
+type allocCounter struct{ s []metrics.Sample }
+
+func newAllocCounter() *allocCounter {
+	return &allocCounter{s: []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}}
+}
+
+func (a *allocCounter) read() uint64 {
+	metrics.Read(a.s)
+	return a.s[0].Value.Uint64()
+}
+
+// cpuTime is the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapAfterGC collects garbage (twice, so finalizers and sweeping settle) and
+// returns the live heap in bytes.
+func heapAfterGC() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// timerFloor is the median cost of timing an empty section, which every
+// latency sample includes.
+func timerFloor() time.Duration {
+	xs := make([]int64, 20000)
+	for i := range xs {
+		t := time.Now()
+		xs[i] = int64(time.Since(t))
+	}
+	return time.Duration(quantiles(xs).P50)
+}
+
+// keyName is the key every peer uses for index i: ten bytes, as in the
+// memory target ("nxb" and seven digits).
+func keyName(i int) string { return fmt.Sprintf("nxb%07d", i) }
+
+// makeKeys returns the key names 0..n-1.
+func makeKeys(n int) []string {
+	ks := make([]string, n)
+	for i := range ks {
+		ks[i] = keyName(i)
+	}
+	return ks
+}
+
+// partition deals keys to g goroutines (key i to goroutine i mod g), so they
+// share shards and buckets but never a key, and shuffles each share with a
+// fixed seed: every peer sees the same access order.
+func partition(keys []string, g int) [][]string {
+	out := make([][]string, g)
+	for i, k := range keys {
+		out[i%g] = append(out[i%g], k)
+	}
+	for i := range out {
+		r := rand.New(rand.NewPCG(uint64(i)+1, 42))
+		r.Shuffle(len(out[i]), func(a, b int) { out[i][a], out[i][b] = out[i][b], out[i][a] })
+	}
+	return out
+}
+
+// progress prints a line on stderr.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,546 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+)
+
+// lockTTL is the TTL of every lock in the lock workload: far longer than any
+// hold, so no lock expires during a run.
+const lockTTL = 10 * time.Second
+
+// pollDelay is the retry delay given to every polling client, so that they
+// are compared at the same setting.
+const pollDelay = time.Millisecond
+
+// lockRetrySettings documents the retry settings for the report.
+const lockRetrySettings = "polling clients retry every 1 ms: go-redis baseline and map+Mutex sleep 1 ms, " +
+	"redislock LinearBackoff(1ms), redsync WithRetryDelay(1ms) WithTries(MaxInt32), nxkv over Redis LinearBackoff(1ms) " +
+	"(library defaults: redislock NoRetry, redsync 32 tries with a random 50-250 ms delay); " +
+	"nxkv in process is woken by the engine's Watch, not polled; lock TTL 10 s"
+
+// locker is one goroutine's handle on a lock key: lock blocks until the
+// lock is held (or ctx ends), unlock releases it.
+type locker interface {
+	lock(ctx context.Context) error
+	unlock(ctx context.Context) error
+}
+
+// lockEnv is a lock peer set up for a run: it makes one locker per goroutine
+// and key, clears a key between repetitions, and is closed at the end.
+type lockEnv struct {
+	newLocker func(key string) locker
+	reset     func(key string)
+	close     func()
+}
+
+// lockPeer is a lock implementation under test.
+type lockPeer struct {
+	Name    string
+	Network bool
+	Setup   func() (*lockEnv, error)
+}
+
+// LockRow is one lock measurement.
+type LockRow struct {
+	Peer       string      `json:"peer"`
+	Scenario   string      `json:"scenario"` // "uncontended" or "contended"
+	Goroutines int         `json:"goroutines"`
+	CyclesPS   summary     `json:"cycles_per_sec"`
+	NsPerCycle float64     `json:"ns_per_cycle"`
+	Allocs     float64     `json:"allocs_per_cycle"` // -1 if not measured
+	Latency    percentiles `json:"latency"`          // uncontended: one cycle; contended: hand-off
+	Wait       percentiles `json:"wait,omitempty"`   // contended: from calling Obtain to holding the lock
+	SelfPct    float64     `json:"self_reacquire_pct,omitempty"`
+	Violations int64       `json:"mutual_exclusion_violations"`
+	Errors     int64       `json:"errors"`
+	VsRedis    float64     `json:"vs_redis"`
+	Note       string      `json:"note,omitempty"`
+}
+
+// ---- peers ----
+
+// mutexPeer is sync.Mutex, the reference for what an in-process hand-off
+// can cost; it has no TTL, token or fencing.
+func mutexPeer() lockPeer {
+	return lockPeer{Name: "sync.Mutex (reference)", Setup: func() (*lockEnv, error) {
+		var mu sync.Mutex
+		locks := map[string]*sync.Mutex{} // guarded by mu
+		return &lockEnv{
+			newLocker: func(key string) locker {
+				mu.Lock()
+				defer mu.Unlock()
+				m := locks[key]
+				if m == nil {
+					m = new(sync.Mutex)
+					locks[key] = m
+				}
+				return mutexLocker{m}
+			},
+			reset: func(string) {},
+			close: func() {},
+		}, nil
+	}}
+}
+
+type mutexLocker struct{ m *sync.Mutex }
+
+func (l mutexLocker) lock(context.Context) error   { l.m.Lock(); return nil }
+func (l mutexLocker) unlock(context.Context) error { l.m.Unlock(); return nil }
+
+// newToken returns a random 128-bit lock token, as redislock and redsync
+// draw one per acquisition.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, t *time.Timer, d time.Duration) error {
+	t.Reset(d)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// mapMutexLockPeer is the do-it-yourself in-process lock: SET NX PX and
+// compare-and-delete on map+Mutex with a random token, polling every 1 ms.
+func mapMutexLockPeer() lockPeer {
+	return lockPeer{Name: "map+Mutex SETNX lock (poll)", Setup: func() (*lockEnv, error) {
+		s := &mapMutexKV{m: map[string]mmEntry{}}
+		return &lockEnv{
+			newLocker: func(key string) locker {
+				return &kvLocker{s: s, key: key, t: stoppedTimer()}
+			},
+			reset: func(key string) { s.delMany([]string{key}) },
+			close: func() {},
+		}, nil
+	}}
+}
+
+func stoppedTimer() *time.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}
+
+type kvLocker struct {
+	s     kvStore
+	key   string
+	token string
+	t     *time.Timer
+}
+
+func (l *kvLocker) lock(ctx context.Context) error {
+	tok := newToken()
+	for !l.s.SetNXPX(l.key, tok, lockTTL) {
+		if err := l.s.Err(); err != nil {
+			return err
+		}
+		if err := sleepCtx(ctx, l.t, pollDelay); err != nil {
+			return err
+		}
+	}
+	l.token = tok
+	return nil
+}
+
+func (l *kvLocker) unlock(context.Context) error {
+	if !l.s.CompareAndDelete(l.key, l.token) {
+		if err := l.s.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("lock %s not held at release", l.key)
+	}
+	return nil
+}
+
+// goRedisLockPeer is the plain Redis lock through go-redis: SET NX PX with a
+// random token and a Lua compare-and-delete. It is the baseline of the lock
+// tables.
+func goRedisLockPeer(t *target) lockPeer {
+	return lockPeer{Name: t.Name + " go-redis SETNX lock", Network: true, Setup: func() (*lockEnv, error) {
+		s, err := dialRedisKV(t.Addr, 128)
+		if err != nil {
+			return nil, err
+		}
+		return &lockEnv{
+			newLocker: func(key string) locker { return &kvLocker{s: s, key: key, t: stoppedTimer()} },
+			reset:     func(key string) { s.c.Del(context.Background(), key) },
+			close:     s.Close,
+		}, nil
+	}}
+}
+
+func redisClientFor(t *target) (*redis.Client, error) {
+	c := newRedisClient(t.Addr, 128)
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// redislockPeer is github.com/bsm/redislock with a 1 ms linear backoff.
+func redislockPeer(t *target) lockPeer {
+	return lockPeer{Name: t.Name + " redislock", Network: true, Setup: func() (*lockEnv, error) {
+		c, err := redisClientFor(t)
+		if err != nil {
+			return nil, err
+		}
+		cl := redislock.New(c)
+		opts := &redislock.Options{RetryStrategy: redislock.LinearBackoff(pollDelay)}
+		return &lockEnv{
+			newLocker: func(key string) locker { return &redislockLocker{c: cl, key: key, opts: opts} },
+			reset:     func(key string) { c.Del(context.Background(), key) },
+			close:     func() { _ = c.Close() },
+		}, nil
+	}}
+}
+
+type redislockLocker struct {
+	c    *redislock.Client
+	key  string
+	opts *redislock.Options
+	l    *redislock.Lock
+}
+
+func (l *redislockLocker) lock(ctx context.Context) error {
+	lk, err := l.c.Obtain(ctx, l.key, lockTTL, l.opts)
+	if err != nil {
+		return err
+	}
+	l.l = lk
+	return nil
+}
+
+func (l *redislockLocker) unlock(ctx context.Context) error { return l.l.Release(ctx) }
+
+// redsyncPeer is github.com/go-redsync/redsync/v4 over one go-redis pool
+// (a single-instance Redlock), retrying every 1 ms without a try limit.
+func redsyncPeer(t *target) lockPeer {
+	return lockPeer{Name: t.Name + " redsync", Network: true, Setup: func() (*lockEnv, error) {
+		c, err := redisClientFor(t)
+		if err != nil {
+			return nil, err
+		}
+		rs := redsync.New(redsyncgoredis.NewPool(c))
+		return &lockEnv{
+			newLocker: func(key string) locker {
+				return redsyncLocker{m: rs.NewMutex(key,
+					redsync.WithExpiry(lockTTL), redsync.WithTries(math.MaxInt32), redsync.WithRetryDelay(pollDelay))}
+			},
+			reset: func(key string) { c.Del(context.Background(), key) },
+			close: func() { _ = c.Close() },
+		}, nil
+	}}
+}
+
+type redsyncLocker struct{ m *redsync.Mutex }
+
+func (l redsyncLocker) lock(ctx context.Context) error { return l.m.LockContext(ctx) }
+func (l redsyncLocker) unlock(ctx context.Context) error {
+	ok, err := l.m.UnlockContext(ctx)
+	if err == nil && !ok {
+		err = fmt.Errorf("redsync: lock not held at release")
+	}
+	return err
+}
+
+// ---- measurement ----
+
+// exclusionCheck counts the holders inside a critical section; a holder
+// entering while another is inside is a mutual exclusion violation.
+type exclusionCheck struct {
+	holders    atomic.Int32
+	violations atomic.Int64
+}
+
+func (c *exclusionCheck) enter() {
+	if c.holders.Add(1) != 1 {
+		c.violations.Add(1)
+	}
+}
+
+func (c *exclusionCheck) leave() { c.holders.Add(-1) }
+
+// measureUncontended runs lock/unlock cycles, each goroutine on its own key.
+func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag string) LockRow {
+	keys := make([]string, g)
+	lockers := make([]locker, g)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("nxblock:%s:u%d", tag, i)
+		lockers[i] = env.newLocker(keys[i])
+	}
+	chunk, sampleEvery := 256, 64
+	if network {
+		chunk, sampleEvery = 8, 1
+	}
+	var errs atomic.Int64
+	oneRep := func(d time.Duration, countAllocs bool) (perSec float64, allocs uint64, allocOps int64, samples []int64) {
+		type result struct {
+			ops      int64
+			timed    time.Duration
+			allocs   uint64
+			samples  []int64
+			allocOps int64
+		}
+		res := make([]result, g)
+		var wg sync.WaitGroup
+		ctx := context.Background()
+		for i := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := &res[i]
+				r.samples = make([]int64, 0, 1<<15)
+				ac := newAllocCounter()
+				l := lockers[i]
+				end := time.Now().Add(d)
+				for time.Now().Before(end) {
+					var a0 uint64
+					if countAllocs {
+						a0 = ac.read()
+					}
+					t0 := time.Now()
+					for j := range chunk {
+						var ts time.Time
+						sample := j%sampleEvery == 0 && len(r.samples) < cap(r.samples)
+						if sample {
+							ts = time.Now()
+						}
+						if err := l.lock(ctx); err != nil {
+							errs.Add(1)
+							continue
+						}
+						if err := l.unlock(ctx); err != nil {
+							errs.Add(1)
+						}
+						if sample {
+							r.samples = append(r.samples, int64(time.Since(ts)))
+						}
+					}
+					r.timed += time.Since(t0)
+					if countAllocs {
+						r.allocs += ac.read() - a0
+						r.allocOps += int64(chunk)
+					}
+					r.ops += int64(chunk)
+				}
+			}()
+		}
+		wg.Wait()
+		for _, r := range res {
+			if r.timed > 0 {
+				perSec += float64(r.ops) / r.timed.Seconds()
+			}
+			allocs += r.allocs
+			allocOps += r.allocOps
+			samples = append(samples, r.samples...)
+		}
+		return perSec, allocs, allocOps, samples
+	}
+	oneRep(cfg.Warmup, false)
+	var rates []float64
+	var all []int64
+	var allocs uint64
+	var allocOps int64
+	for range cfg.Reps {
+		ps, a, ao, s := oneRep(cfg.LockDur, g == 1)
+		rates = append(rates, ps)
+		allocs += a
+		allocOps += ao
+		all = append(all, s...)
+	}
+	row := LockRow{Scenario: "uncontended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1, Errors: errs.Load()}
+	if row.CyclesPS.Median > 0 {
+		row.NsPerCycle = 1e9 / row.CyclesPS.Median
+	}
+	if allocOps > 0 {
+		row.Allocs = float64(allocs) / float64(allocOps)
+	}
+	for _, k := range keys {
+		env.reset(k)
+	}
+	return row
+}
+
+// measureContended runs g goroutines cycling on one key. The hand-off
+// latency is the time from a holder starting its release to the next
+// acquisition by a different goroutine; re-acquisitions by the releasing
+// goroutine itself are counted separately (SelfPct), as they hand nothing
+// off.
+func measureContended(cfg config, env *lockEnv, g int, tag string) LockRow {
+	key := fmt.Sprintf("nxblock:%s:c%d", tag, g)
+	lockers := make([]locker, g)
+	for i := range lockers {
+		lockers[i] = env.newLocker(key)
+	}
+	var excl exclusionCheck
+	var errs atomic.Int64
+	oneRep := func(d time.Duration) (perSec float64, samples, waits []int64, self, total int64) {
+		ctx, cancel := context.WithCancel(context.Background())
+		base := time.Now()
+		var lastHolder, lastRelease atomic.Int64
+		lastHolder.Store(-1)
+		type result struct {
+			cycles, self int64
+			samples      []int64
+			waits        []int64
+		}
+		res := make([]result, g)
+		var wg sync.WaitGroup
+		for i := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := &res[i]
+				r.samples = make([]int64, 0, 1<<12)
+				r.waits = make([]int64, 0, 1<<12)
+				l := lockers[i]
+				for ctx.Err() == nil {
+					t0 := int64(time.Since(base))
+					if err := l.lock(ctx); err != nil {
+						if ctx.Err() == nil {
+							errs.Add(1)
+						}
+						continue
+					}
+					now := int64(time.Since(base))
+					excl.enter()
+					switch lh := lastHolder.Load(); {
+					case lh == int64(i):
+						r.self++
+					case lh >= 0 && len(r.samples) < cap(r.samples):
+						r.samples = append(r.samples, now-lastRelease.Load())
+					}
+					if len(r.waits) < cap(r.waits) {
+						r.waits = append(r.waits, now-t0)
+					}
+					r.cycles++
+					lastHolder.Store(int64(i))
+					excl.leave()
+					lastRelease.Store(int64(time.Since(base)))
+					// Release with a live context: a release cut short by the
+					// end of the repetition would leave the key held.
+					if err := l.unlock(context.Background()); err != nil {
+						errs.Add(1)
+					}
+				}
+			}()
+		}
+		time.Sleep(d)
+		cancel()
+		wg.Wait()
+		elapsed := time.Since(base)
+		for _, r := range res {
+			total += r.cycles
+			self += r.self
+			samples = append(samples, r.samples...)
+			waits = append(waits, r.waits...)
+		}
+		env.reset(key)
+		return float64(total) / elapsed.Seconds(), samples, waits, self, total
+	}
+	oneRep(cfg.Warmup)
+	var rates []float64
+	var all, waits []int64
+	var self, total int64
+	for range cfg.Reps {
+		ps, s, w, sf, t := oneRep(cfg.LockDur)
+		rates = append(rates, ps)
+		all = append(all, s...)
+		waits = append(waits, w...)
+		self += sf
+		total += t
+	}
+	row := LockRow{Scenario: "contended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Wait: quantiles(waits), Allocs: -1,
+		Violations: excl.violations.Load(), Errors: errs.Load()}
+	if row.CyclesPS.Median > 0 {
+		row.NsPerCycle = 1e9 / row.CyclesPS.Median
+	}
+	if total > 0 {
+		row.SelfPct = float64(self) / float64(total) * 100
+	}
+	return row
+}
+
+// runLockWorkload measures every lock peer uncontended (1 and GOMAXPROCS
+// goroutines on distinct keys) and contended (cfg.Contenders goroutines on
+// one key), then fills in the ratio to the go-redis lock on real Redis.
+func runLockWorkload(cfg config, env *environment, res *Results) {
+	res.LockRetries = lockRetrySettings
+	peers := append(inprocLockPeers(), env.lockPeers()...)
+	procs := runtime.GOMAXPROCS(0)
+	ug := []int{1}
+	if procs > 1 {
+		ug = append(ug, procs)
+	}
+	for pi, p := range peers {
+		le, err := p.Setup()
+		if err != nil {
+			res.skip("locks", p.Name, err.Error())
+			continue
+		}
+		tag := fmt.Sprint(pi)
+		for _, g := range ug {
+			row := measureUncontended(cfg, le, g, p.Network, tag)
+			row.Peer = p.Name
+			res.Locks = append(res.Locks, row)
+			progress("locks %-34s uncontended %2dg %10.0f cycles/s  %s/cycle", p.Name, g, row.CyclesPS.Median, fmtNs(row.NsPerCycle))
+		}
+		for _, g := range cfg.Contenders {
+			row := measureContended(cfg, le, g, tag)
+			row.Peer = p.Name
+			res.Locks = append(res.Locks, row)
+			progress("locks %-34s contended %2dg %10.0f cycles/s  hand-off p50 %s p99 %s (self %.0f%%)",
+				p.Name, g, row.CyclesPS.Median, fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), row.SelfPct)
+		}
+		le.close()
+		runtime.GC()
+	}
+	base := map[string]float64{}
+	for _, r := range res.Locks {
+		if r.Peer == baselineLockPeer {
+			base[lockCell(r)] = r.CyclesPS.Median
+		}
+	}
+	for i := range res.Locks {
+		if b := base[lockCell(res.Locks[i])]; b > 0 {
+			res.Locks[i].VsRedis = res.Locks[i].CyclesPS.Median / b
+		}
+	}
+}
+
+const baselineLockPeer = "Redis go-redis SETNX lock"
+
+func lockCell(r LockRow) string { return fmt.Sprintf("%s/%d", r.Scenario, r.Goroutines) }
+
+func inprocLockPeers() []lockPeer {
+	return []lockPeer{nxkvInprocLockPeer(), mapMutexLockPeer(), mutexPeer()}
+}
+
+func (e *environment) lockPeers() []lockPeer {
+	var ps []lockPeer
+	for _, t := range e.targets {
+		ps = append(ps, goRedisLockPeer(t), nxkvRedisLockPeer(t), redislockPeer(t), redsyncPeer(t))
+	}
+	return ps
+}

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// value is the 16-byte value every raw operation writes.
+const value = "v0123456789abcde"
+
+// pxTTL is the TTL of SetNXPX in the raw-op workload: long enough never to
+// expire during a run, so the deadline bookkeeping is measured, not expiry.
+const pxTTL = time.Hour
+
+// kvPeer is a raw-operation peer: a name and a constructor.
+type kvPeer struct {
+	Name    string
+	Network bool // talks to a server: smaller chunks, every op sampled
+	New     func() (kvStore, error)
+}
+
+// rawOp is one measured operation with the untimed steps that keep its
+// success path stationary. Every key starts in the base state (present,
+// holding value, no TTL) and every op returns it there: pre runs ahead of
+// the timed chunk on keys it is about to visit (lagging far enough that the
+// preparation does not warm the cache for a large key set), post right after
+// the chunk on the keys just visited, and restore at the end on keys that
+// pre prepared but the run did not reach.
+type rawOp struct {
+	Name    string
+	Do      func(s kvStore, k string) bool // reports success
+	Pre     func(s kvStore, keys []string)
+	Post    func(s kvStore, keys []string)
+	Restore func(s kvStore, keys []string)
+}
+
+func rawOps() []rawOp {
+	del := func(s kvStore, ks []string) { s.delMany(ks) }
+	set := func(s kvStore, ks []string) { s.setMany(ks, value) }
+	return []rawOp{
+		{Name: "Get", Do: func(s kvStore, k string) bool { _, ok := s.Get(k); return ok }},
+		{Name: "Set", Do: func(s kvStore, k string) bool { s.Set(k, value); return true }},
+		{Name: "GetSet", Do: func(s kvStore, k string) bool { _, ok := s.GetSet(k, value); return ok }},
+		{Name: "SetNX", Do: func(s kvStore, k string) bool { return s.SetNX(k, value) }, Pre: del, Restore: set},
+		{Name: "SetNXPX", Do: func(s kvStore, k string) bool { return s.SetNXPX(k, value, pxTTL) }, Pre: del, Post: set, Restore: set},
+		{Name: "CompareAndDelete", Do: func(s kvStore, k string) bool { return s.CompareAndDelete(k, value) }, Post: set},
+	}
+}
+
+// RawRow is one raw-operation measurement.
+type RawRow struct {
+	Peer        string      `json:"peer"`
+	Op          string      `json:"op"`
+	Keys        int         `json:"keys"`
+	Goroutines  int         `json:"goroutines"`
+	OpsPerSec   summary     `json:"ops_per_sec"`
+	NsPerOp     float64     `json:"ns_per_op"`
+	AllocsPerOp float64     `json:"allocs_per_op"` // measured with one goroutine; -1 if not measured
+	Latency     percentiles `json:"latency"`
+	OKRate      float64     `json:"ok_rate"` // fraction of ops that took their success path
+	VsBaseline  float64     `json:"vs_baseline"`
+	Note        string      `json:"note,omitempty"`
+}
+
+// rep is what one repetition measured.
+type rep struct {
+	ops, ok   int64
+	perSec    float64 // aggregate throughput: sum over goroutines of ops/timed
+	allocs    uint64
+	allocsOps int64
+	samples   []int64
+}
+
+// chunkPlan sizes the timed chunks for one goroutine's share of n keys.
+type chunkPlan struct{ n, chunk, lag int }
+
+func planChunks(n int, network bool) chunkPlan {
+	limit := 1024
+	if network {
+		limit = 16
+	}
+	chunk := 1
+	for chunk*2 <= min(limit, n/4) {
+		chunk *= 2
+	}
+	n -= n % chunk
+	lag := chunk
+	if !network {
+		lag = max(chunk, min(n/2, 1<<18)/chunk*chunk)
+	}
+	return chunkPlan{n: n, chunk: chunk, lag: lag}
+}
+
+// wrap returns keys[from : from+cnt] modulo len(keys) (one or two slices).
+func wrap(keys []string, from, cnt int) [][]string {
+	n := len(keys)
+	from %= n
+	if from+cnt <= n {
+		return [][]string{keys[from : from+cnt]}
+	}
+	return [][]string{keys[from:], keys[:from+cnt-n]}
+}
+
+// cursor is one goroutine's position in its share of keys. It persists over
+// the warm-up and the repetitions of one measurement, so the lagged
+// preparation is primed once and restored once.
+type cursor struct {
+	keys   []string
+	plan   chunkPlan
+	pos    int
+	primed bool
+}
+
+func newCursors(shares [][]string, network bool) []*cursor {
+	cs := make([]*cursor, len(shares))
+	for i, sh := range shares {
+		plan := planChunks(len(sh), network)
+		cs[i] = &cursor{keys: sh[:plan.n], plan: plan}
+	}
+	return cs
+}
+
+// finish returns the keys prepared but not visited to the base state.
+func (c *cursor) finish(s kvStore, op rawOp) {
+	if op.Restore != nil && c.primed {
+		for _, part := range wrap(c.keys, c.pos, c.plan.lag) {
+			op.Restore(s, part)
+		}
+	}
+	c.primed = false
+}
+
+// runRep runs op on every goroutine's cursor for about d and measures it.
+func runRep(s kvStore, op rawOp, cursors []*cursor, d time.Duration, network, countAllocs bool) rep {
+	sampleEvery := 64
+	if network {
+		sampleEvery = 1
+	}
+	type result struct {
+		ops, ok   int64
+		timed     time.Duration
+		allocs    uint64
+		allocsOps int64
+		samples   []int64
+	}
+	res := make([]result, len(cursors))
+	var wg sync.WaitGroup
+	var start sync.WaitGroup
+	start.Add(1)
+	for g, c := range cursors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			plan, keys := c.plan, c.keys
+			r := &res[g]
+			r.samples = make([]int64, 0, 1<<14)
+			ac := newAllocCounter()
+			if op.Pre != nil && !c.primed {
+				for _, part := range wrap(keys, c.pos, plan.lag) {
+					op.Pre(s, part)
+				}
+			}
+			c.primed = true
+			start.Wait()
+			end := time.Now().Add(d)
+			for time.Now().Before(end) {
+				chunk := keys[c.pos : c.pos+plan.chunk]
+				if op.Pre != nil {
+					for _, part := range wrap(keys, c.pos+plan.lag, plan.chunk) {
+						op.Pre(s, part)
+					}
+				}
+				var a0 uint64
+				if countAllocs {
+					a0 = ac.read()
+				}
+				ok := int64(0)
+				t0 := time.Now()
+				for i, k := range chunk {
+					if i%sampleEvery == 0 && len(r.samples) < cap(r.samples) {
+						ts := time.Now()
+						if op.Do(s, k) {
+							ok++
+						}
+						r.samples = append(r.samples, int64(time.Since(ts)))
+						continue
+					}
+					if op.Do(s, k) {
+						ok++
+					}
+				}
+				r.timed += time.Since(t0)
+				if countAllocs {
+					r.allocs += ac.read() - a0
+					r.allocsOps += int64(len(chunk))
+				}
+				r.ops += int64(len(chunk))
+				r.ok += ok
+				if op.Post != nil {
+					op.Post(s, chunk)
+				}
+				c.pos = (c.pos + plan.chunk) % plan.n
+			}
+		}()
+	}
+	start.Done()
+	wg.Wait()
+	var out rep
+	for _, r := range res {
+		out.ops += r.ops
+		out.ok += r.ok
+		out.allocs += r.allocs
+		out.allocsOps += r.allocsOps
+		out.samples = append(out.samples, r.samples...)
+		if r.timed > 0 {
+			out.perSec += float64(r.ops) / r.timed.Seconds()
+		}
+	}
+	return out
+}
+
+// measureRaw runs the warm-up and the repetitions of one (peer, op, key set,
+// goroutines) cell; shares are the goroutines' keys (see partition).
+func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool) RawRow {
+	g := len(shares)
+	cursors := newCursors(shares, network)
+	runRep(s, op, cursors, cfg.Warmup, network, false)
+	var rates []float64
+	var samples []int64
+	var ops, ok int64
+	var allocs uint64
+	var allocsOps int64
+	for range cfg.Reps {
+		r := runRep(s, op, cursors, cfg.RepDur, network, g == 1)
+		rates = append(rates, r.perSec)
+		samples = append(samples, r.samples...)
+		ops += r.ops
+		ok += r.ok
+		allocs += r.allocs
+		allocsOps += r.allocsOps
+	}
+	for _, c := range cursors {
+		c.finish(s, op)
+	}
+	n := 0
+	for _, sh := range shares {
+		n += len(sh)
+	}
+	row := RawRow{Op: op.Name, Keys: n, Goroutines: g, OpsPerSec: summarize(rates), Latency: quantiles(samples), AllocsPerOp: -1}
+	if row.OpsPerSec.Median > 0 {
+		row.NsPerOp = 1e9 / row.OpsPerSec.Median
+	}
+	if allocsOps > 0 {
+		row.AllocsPerOp = float64(allocs) / float64(allocsOps)
+	}
+	if ops > 0 {
+		row.OKRate = float64(ok) / float64(ops)
+	}
+	if err := s.Err(); err != nil {
+		row.Note = "error: " + err.Error()
+	}
+	return row
+}
+
+// runRawWorkload measures every peer on both key sets at 1 and GOMAXPROCS
+// goroutines, then fills in the ratio to the map+Mutex baseline.
+func runRawWorkload(cfg config, peers []kvPeer, res *Results) {
+	procs := runtime.GOMAXPROCS(0)
+	gs := []int{1}
+	if procs > 1 {
+		gs = append(gs, procs)
+	}
+	type keySet struct {
+		keys   []string
+		shares map[int][][]string
+	}
+	var sets []keySet
+	for _, n := range []int{cfg.HotKeys, cfg.BigKeys} {
+		ks := keySet{keys: makeKeys(n), shares: map[int][][]string{}}
+		for _, g := range gs {
+			ks.shares[g] = partition(ks.keys, g)
+		}
+		sets = append(sets, ks)
+	}
+	for _, p := range peers {
+		for _, ks := range sets {
+			s, err := p.New()
+			if err != nil {
+				res.skip("raw", p.Name, err.Error())
+				break
+			}
+			t0 := time.Now()
+			s.setMany(ks.keys, value)
+			progress("raw %s: %d keys loaded in %v", p.Name, len(ks.keys), time.Since(t0).Round(time.Millisecond))
+			if err := s.Err(); err != nil {
+				res.skip("raw", p.Name, err.Error())
+				s.Close()
+				break
+			}
+			for _, op := range rawOps() {
+				for _, g := range gs {
+					row := measureRaw(cfg, s, op, ks.shares[g], p.Network)
+					row.Peer = p.Name
+					res.Raw = append(res.Raw, row)
+					progress("raw %-22s %-16s %7d keys %2dg  %12.0f ops/s  %9.1f ns/op  ±%.0f%%",
+						p.Name, op.Name, len(ks.keys), g, row.OpsPerSec.Median, row.NsPerOp, row.OpsPerSec.spreadPct())
+				}
+			}
+			if p.Network {
+				s.delMany(ks.keys)
+			}
+			s.Close()
+			runtime.GC()
+		}
+	}
+	// Ratios: throughput relative to map+Mutex in the same cell.
+	base := map[string]float64{}
+	for _, r := range res.Raw {
+		if r.Peer == peerMapMutex {
+			base[rawCell(r)] = r.OpsPerSec.Median
+		}
+	}
+	for i := range res.Raw {
+		if b := base[rawCell(res.Raw[i])]; b > 0 {
+			res.Raw[i].VsBaseline = res.Raw[i].OpsPerSec.Median / b
+		}
+	}
+}
+
+func rawCell(r RawRow) string { return fmt.Sprintf("%s/%d/%d", r.Op, r.Keys, r.Goroutines) }
+
+// Peer names used in tables and ratios.
+const (
+	peerEngine   = "nxkv engine"
+	peerMapMutex = "map+Mutex"
+	peerSyncMap  = "sync.Map"
+	peerXsync    = "xsync.Map"
+	peerOtter    = "otter"
+)
+
+// inprocKVPeers are the raw-op peers that need no server.
+func inprocKVPeers() []kvPeer {
+	return []kvPeer{
+		{Name: peerEngine, New: newEngineKV},
+		{Name: peerMapMutex, New: newMapMutexKV},
+		{Name: peerSyncMap, New: newSyncMapKV},
+		{Name: peerXsync, New: newXsyncKV},
+		{Name: peerOtter, New: newOtterKV},
+	}
+}
