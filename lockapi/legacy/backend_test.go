@@ -169,33 +169,44 @@ func BenchmarkBackendClientObtainRelease(b *testing.B) {
 	}
 }
 
-// TestBackendConcurrentClients has several goroutines contend through
-// lockapi.Client over one Backend (and so one table) on the engine; a mock
-// clock, advanced from this goroutine only, drives their retries.
-func TestBackendConcurrentClients(t *testing.T) {
-	b, _, clk := newBackend(t, legacy.Milliseconds)
-	const workers, rounds = 4, 50
-	var inside, overlaps, acquired atomic.Int32
-	errs := make(chan error, workers)
+// contendBackend has workers goroutines each Obtain and Release the same key
+// rounds times through lockapi.Client over one Backend (and so one table)
+// on wrap(engine KV); inside the critical section each calls hold and checks
+// that nobody else is inside. A mock clock, advanced from this goroutine
+// only, drives their retries. It returns the overlaps seen, the
+// acquisitions made and the workers' errors.
+func contendBackend(t *testing.T, workers, rounds int, wrap func(legacy.KV) legacy.KV, hold func(round int, clk *clock.Mock)) (overlaps, acquired int32, errs []error) {
+	t.Helper()
+	e := engine.New(engine.Options{})
+	t.Cleanup(func() { e.Close() })
+	clk := clock.NewMock()
+	clk.Set(locktest.Epoch)
+	b, err := legacy.NewBackend(wrap(legacy.Engine(e)), legacy.Options{Clock: clk, Unit: legacy.Milliseconds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inside, over, acq atomic.Int32
+	errc := make(chan error, workers)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
 	for range workers {
 		c := lockapi.New(b, lockapi.WithClock(clk))
 		wg.Go(func() {
-			for range rounds {
+			for round := range rounds {
 				l, err := c.Obtain(ctx, "k", 10*time.Second, lockapi.WithRetry(lockapi.LinearBackoff(time.Millisecond)))
 				if err != nil {
-					errs <- err
+					errc <- err
 					return
 				}
 				if inside.Add(1) != 1 {
-					overlaps.Add(1)
+					over.Add(1)
 				}
-				acquired.Add(1)
+				hold(round, clk)
+				acq.Add(1)
 				inside.Add(-1)
 				if err := l.Release(ctx); err != nil {
-					errs <- err
+					errc <- err
 					return
 				}
 			}
@@ -203,25 +214,88 @@ func TestBackendConcurrentClients(t *testing.T) {
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
+drive:
 	for i := 0; ; i++ {
 		select {
 		case <-finished:
+			break drive
 		default:
-			if i == 100_000 {
-				cancel()
-				<-finished
-				t.Fatal("workers stuck")
-			}
-			clk.Add(time.Millisecond)
-			continue
 		}
-		break
+		if i == 100_000 {
+			cancel()
+			<-finished
+			t.Fatal("workers stuck")
+		}
+		clk.Add(time.Millisecond)
 	}
-	close(errs)
-	for err := range errs {
+	close(errc)
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	return over.Load(), acq.Load(), errs
+}
+
+// TestBackendConcurrentClients: several Clients contend over one Backend and
+// never overlap.
+func TestBackendConcurrentClients(t *testing.T) {
+	const workers, rounds = 4, 50
+	var refused atomic.Int32
+	wrap := func(kv legacy.KV) legacy.KV { return refusals{kv, &refused} }
+	// Holding the lock until the mock clock moves on lets the others run
+	// into it, however few cores there are.
+	hold := func(_ int, clk *clock.Mock) { <-clk.After(time.Millisecond) }
+	overlaps, acquired, errs := contendBackend(t, workers, rounds, wrap, hold)
+	for _, err := range errs {
 		t.Errorf("worker: %v", err)
 	}
-	if overlaps.Load() != 0 || acquired.Load() != workers*rounds {
-		t.Fatalf("overlaps = %d, acquisitions = %d, want 0, %d", overlaps.Load(), acquired.Load(), workers*rounds)
+	if overlaps != 0 || acquired != workers*rounds {
+		t.Fatalf("overlaps = %d, acquisitions = %d, want 0, %d", overlaps, acquired, workers*rounds)
+	}
+	if refused.Load() == 0 {
+		t.Fatal("no SETNX was refused: the workers never contended")
+	}
+	t.Logf("%d acquisitions, %d refused SETNX", acquired, refused.Load())
+}
+
+// refusals counts refused SETNX calls.
+type refusals struct {
+	legacy.KV
+	n *atomic.Int32
+}
+
+func (k refusals) SetNX(ctx context.Context, key, value string) (bool, error) {
+	set, err := k.KV.SetNX(ctx, key, value)
+	if err == nil && !set {
+		k.n.Add(1)
+	}
+	return set, err
+}
+
+// brokenSetNX is a planted bug: its SetNX overwrites a present key and claims
+// success.
+type brokenSetNX struct{ legacy.KV }
+
+func (k brokenSetNX) SetNX(ctx context.Context, key, value string) (bool, error) {
+	_, _, err := k.KV.GetSet(ctx, key, value)
+	return err == nil, err
+}
+
+// TestBackendOverlapCheckCatchesBrokenLock shows that contendBackend's check
+// fails a lock that admits two holders: the first holder waits inside its
+// critical section until a second one has entered.
+func TestBackendOverlapCheckCatchesBrokenLock(t *testing.T) {
+	var entered atomic.Int32
+	second := make(chan struct{})
+	hold := func(round int, _ *clock.Mock) {
+		if round == 0 {
+			if entered.Add(1) == 2 {
+				close(second)
+			}
+			<-second
+		}
+	}
+	overlaps, acquired, errs := contendBackend(t, 2, 3, func(kv legacy.KV) legacy.KV { return brokenSetNX{kv} }, hold)
+	if overlaps == 0 {
+		t.Fatalf("no overlap reported over a broken SETNX (%d acquisitions, errors %v)", acquired, errs)
 	}
 }
