@@ -1042,7 +1042,7 @@ func (e *Engine) reapShard(s *shardT, now int64, buf []*node) (int, int64, []*no
 	}
 	s.Unlock()
 	clear(buf)
-	if cap(buf) > 64*reapBatch {
+	if cap(buf) > 4*reapBatch { // keep at most 32 KiB between wakes
 		buf = nil
 	}
 	return deleted, next, buf

@@ -39,6 +39,7 @@ type memResult struct {
 	base        uint64  // live heap of the empty engine
 	afterExpire uint64  // live heap after every key expired and Reap
 	afterDelete uint64  // live heap after every key was deleted
+	afterReaper uint64  // live heap after the reaper reclaimed every key
 }
 
 func measureMemory(tb testing.TB) memResult {
@@ -90,6 +91,24 @@ func measureMemory(tb testing.TB) memResult {
 		tb.Fatalf("Len() after deleting all = %d, want 0", e.Len())
 	}
 	runtime.KeepAlive(e)
+	e = nil
+
+	// The same mass expiry, reclaimed by the reaper on its own.
+	e = New(Options{Clock: mc})
+	defer e.Close()
+	base := liveHeap()
+	now := mc.Now()
+	for i := range memKeys {
+		e.SetPX(memKey(i), memValue(i), time.Minute+time.Duration(i)*time.Nanosecond)
+	}
+	last, stop := e.Watch(memKey(memKeys - 1))
+	defer stop()
+	mc.Set(now.Add(time.Minute + 10*time.Millisecond))
+	<-last // the key with the latest deadline is reclaimed last
+	for e.Len() != 0 {
+		runtime.Gosched() // other shards may still be in the reaper's pass
+	}
+	r.afterReaper = liveHeap() - base + r.base
 	return r
 }
 
@@ -107,6 +126,10 @@ func TestMemory(t *testing.T) {
 	if pct(r.afterExpire, r.base) > 10 {
 		t.Errorf("heap after mass expiry is %+.1f%% of the pre-insert baseline, want <= +10%%", pct(r.afterExpire, r.base))
 	}
+	t.Logf("live heap after the reaper reclaimed 1M expired keys: %+.1f%%", pct(r.afterReaper, r.base))
+	if pct(r.afterReaper, r.base) > 10 {
+		t.Errorf("heap after the reaper's mass expiry is %+.1f%% of the pre-insert baseline, want <= +10%%", pct(r.afterReaper, r.base))
+	}
 	if pct(r.afterDelete, r.base) > 10 {
 		t.Errorf("heap after mass delete is %+.1f%% of the pre-insert baseline, want <= +10%%", pct(r.afterDelete, r.base))
 	}
@@ -123,5 +146,6 @@ func BenchmarkMemory(b *testing.B) {
 	b.ReportMetric(r.baselineBPK, "baseline-B/key")
 	b.ReportMetric(pct(r.afterExpire, r.base), "%heap-after-expiry")
 	b.ReportMetric(pct(r.afterDelete, r.base), "%heap-after-delete")
+	b.ReportMetric(pct(r.afterReaper, r.base), "%heap-after-reaper")
 	b.ReportMetric(0, "ns/op")
 }

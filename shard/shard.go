@@ -21,9 +21,9 @@
 // peak is at least ShrinkFloor), it rebuilds the map by copying the remaining
 // entries into a fresh one, but only when at most MaxShrinkCopy entries
 // remain, so that the copy keeps the lock hold well under a millisecond. An
-// emptied shard whose peak was at least EmptyFloor simply gets a fresh map. The limitation: a shard that stays
-// above MaxShrinkCopy entries after a large peak keeps the peak's memory until
-// it drains further.
+// emptied shard whose peak was at least EmptyFloor simply gets a fresh map.
+// The limitation: a shard that stays above MaxShrinkCopy entries after a
+// large peak keeps the peak's memory until it drains further.
 package shard
 
 import (
