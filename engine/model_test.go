@@ -49,6 +49,7 @@ type kv interface {
 	IncrBy(key string, n int64) (int64, error)
 	Len() int
 	Reap() int
+	Watch(key string) (<-chan struct{}, func())
 }
 
 var _ kv = (*engine.Engine)(nil)
@@ -638,6 +639,37 @@ type harness struct {
 	sut kv
 	clk *clock.Mock
 	m   *model
+	// watches holds one pending Watch per alphabet key, renewed after it
+	// fires: a watch must fire exactly when the model saw the key change.
+	watches map[string]*watchState
+}
+
+// watchState is a pending Watch and what the model expects of it.
+type watchState struct {
+	ch   <-chan struct{}
+	stop func()
+	// mustFire is set once the model records a change of the key: a
+	// successful write or delete, or the deadline the key had when
+	// watched passing (expiry).
+	mustFire    bool
+	because     string
+	hasDeadline bool
+	deadline    int64
+}
+
+// changed records that the last op changed key.
+func (h *harness) changed(key, because string) {
+	if w := h.watches[key]; w != nil && !w.mustFire {
+		w.mustFire, w.because = true, because
+	}
+}
+
+// stopWatches releases every pending watch.
+func (h *harness) stopWatches() {
+	for k, w := range h.watches {
+		w.stop()
+		delete(h.watches, k)
+	}
 }
 
 func (h *harness) now() int64 { return h.clk.Now().UnixNano() }
@@ -679,22 +711,32 @@ func (h *harness) exec(t tester, o op) {
 	case opSet:
 		h.sut.Set(o.key, o.val)
 		h.m.set(o.key, o.val)
+		h.changed(o.key, call)
 	case opSetPX:
 		got := h.sut.SetPX(o.key, o.val, o.ttl)
 		want := h.m.setPX(o.key, o.val, o.ttl, now)
 		if !sameErr(got, want) {
 			mismatch(got, want)
 		}
+		if want == nil {
+			h.changed(o.key, call)
+		}
 	case opSetNX:
 		got, want := h.sut.SetNX(o.key, o.val), h.m.setNX(o.key, o.val, now)
 		if got != want {
 			mismatch(got, want)
+		}
+		if want {
+			h.changed(o.key, call)
 		}
 	case opSetNXPX:
 		got, gerr := h.sut.SetNXPX(o.key, o.val, o.ttl)
 		want, werr := h.m.setNXPX(o.key, o.val, o.ttl, now)
 		if got != want || !sameErr(gerr, werr) {
 			mismatch(pair(got, gerr), pair(want, werr))
+		}
+		if want {
+			h.changed(o.key, call)
 		}
 	case opSetWith:
 		args := engine.SetArgs{Cond: o.cond, Match: o.match, TTL: o.ttl, KeepTTL: o.keepTTL}
@@ -706,27 +748,40 @@ func (h *harness) exec(t tester, o op) {
 		if !sameErr(gerr, werr) || (werr == nil && got != want) {
 			mismatch(pair(got, gerr), pair(want, werr))
 		}
+		if want.Written {
+			h.changed(o.key, call)
+		}
 	case opGetSet:
 		got, gok := h.sut.GetSet(o.key, o.val)
 		want, wok := h.m.getSet(o.key, o.val, now)
 		if got != want || gok != wok {
 			mismatch(pair(got, gok), pair(want, wok))
 		}
+		h.changed(o.key, call)
 	case opGetDel:
 		got, gok := h.sut.GetDel(o.key)
 		want, wok := h.m.getDel(o.key, now)
 		if got != want || gok != wok {
 			mismatch(pair(got, gok), pair(want, wok))
 		}
+		if wok {
+			h.changed(o.key, call)
+		}
 	case opCompareAndDelete:
 		got, want := h.sut.CompareAndDelete(o.key, o.match), h.m.compareAndDelete(o.key, o.match, now)
 		if got != want {
 			mismatch(got, want)
 		}
+		if want {
+			h.changed(o.key, call)
+		}
 	case opCompareAndSwap:
 		got, want := h.sut.CompareAndSwap(o.key, o.match, o.val), h.m.compareAndSwap(o.key, o.match, o.val, now)
 		if got != want {
 			mismatch(got, want)
+		}
+		if want {
+			h.changed(o.key, call)
 		}
 	case opCompareAndPExpire:
 		got, gerr := h.sut.CompareAndPExpire(o.key, o.match, o.ttl)
@@ -734,7 +789,15 @@ func (h *harness) exec(t tester, o op) {
 		if got != want || !sameErr(gerr, werr) {
 			mismatch(pair(got, gerr), pair(want, werr))
 		}
+		if want {
+			h.changed(o.key, call)
+		}
 	case opDel:
+		for _, k := range o.keys {
+			if _, ok := h.m.alive(k, now); ok {
+				h.changed(k, call)
+			}
+		}
 		got, want := h.sut.Del(o.keys...), h.m.del(o.keys, now)
 		if got != want {
 			mismatch(got, want)
@@ -750,16 +813,25 @@ func (h *harness) exec(t tester, o op) {
 		if got != want {
 			mismatch(got, want)
 		}
+		if want {
+			h.changed(o.key, call)
+		}
 	case opPExpireCond:
 		got, gerr := h.sut.PExpireCond(o.key, o.ttl, o.econd)
 		want, werr := h.m.pexpireCond(o.key, o.ttl, o.econd, now)
 		if got != want || !sameErr(gerr, werr) {
 			mismatch(pair(got, gerr), pair(want, werr))
 		}
+		if want {
+			h.changed(o.key, call)
+		}
 	case opPExpireAt:
 		got, want := h.sut.PExpireAt(o.key, at), h.m.pexpireAt(o.key, at, now)
 		if got != want {
 			mismatch(got, want)
+		}
+		if want {
+			h.changed(o.key, call)
 		}
 	case opPTTL:
 		got, gok := h.sut.PTTL(o.key)
@@ -772,11 +844,17 @@ func (h *harness) exec(t tester, o op) {
 		if got != want {
 			mismatch(got, want)
 		}
+		if want {
+			h.changed(o.key, call)
+		}
 	case opIncrBy:
 		got, gerr := h.sut.IncrBy(o.key, o.n)
 		want, werr := h.m.incrBy(o.key, o.n, now)
 		if !sameErr(gerr, werr) || (werr == nil && got != want) {
 			mismatch(pair(got, gerr), pair(want, werr))
+		}
+		if werr == nil {
+			h.changed(o.key, call)
 		}
 	case opLen:
 		// checked by invariants below
@@ -846,6 +924,53 @@ func (h *harness) check(t tester) {
 	if n := h.sut.Len(); n < live || n > held {
 		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
 	}
+	h.checkWatches(t, now)
+}
+
+// checkWatches verifies that each pending watch fired exactly if its key
+// changed, then renews the fired ones. Expired keys were just read by
+// check, which deletes them lazily, so an expiry must have fired by now.
+func (h *harness) checkWatches(t tester, now int64) {
+	t.Helper()
+	if h.watches == nil {
+		h.watches = map[string]*watchState{}
+	}
+	for _, k := range alphabet {
+		w := h.watches[k]
+		if w == nil {
+			continue
+		}
+		if w.hasDeadline && now > w.deadline && !w.mustFire {
+			w.mustFire, w.because = true, fmt.Sprintf("expiry (deadline %s passed)", fmtNow(w.deadline))
+		}
+		fired := false
+		select {
+		case <-w.ch:
+			fired = true
+		default:
+		}
+		switch {
+		case fired && !w.mustFire:
+			t.Fatalf("Watch(%q) fired, want pending: the key did not change (now %s)", k, fmtNow(now))
+		case !fired && w.mustFire:
+			t.Fatalf("Watch(%q) pending, want fired: the key changed by %s (now %s)", k, w.because, fmtNow(now))
+		}
+		if fired {
+			w.stop()
+			delete(h.watches, k)
+		}
+	}
+	for _, k := range alphabet {
+		if h.watches[k] != nil {
+			continue
+		}
+		ch, stop := h.sut.Watch(k)
+		w := &watchState{ch: ch, stop: stop}
+		if e, ok := h.m.alive(k, now); ok && e.hasTTL {
+			w.hasDeadline, w.deadline = true, e.deadline
+		}
+		h.watches[k] = w
+	}
 }
 
 func fmtNow(now int64) string { return time.Unix(0, now).UTC().Format(time.RFC3339Nano) }
@@ -862,7 +987,11 @@ func newHarness(wrap func(*engine.Engine, *clock.Mock) kv) (*harness, func()) {
 	if wrap != nil {
 		sut = wrap(e, clk)
 	}
-	return &harness{sut: sut, clk: clk, m: newModel()}, func() { _ = e.Close() }
+	h := &harness{sut: sut, clk: clk, m: newModel()}
+	return h, func() {
+		h.stopWatches()
+		_ = e.Close()
+	}
 }
 
 // modelProp is the rapid property: a random op sequence on the engine

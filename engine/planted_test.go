@@ -90,7 +90,25 @@ func (b eagerExpiry) PTTL(key string) (ttl time.Duration, ok bool) {
 	return ttl, ok
 }
 
+// lazyWatch misses every change of a key that has a deadline when watched,
+// its expiry included: a lock waiter built on it would sleep through the
+// holder's TTL.
+type lazyWatch struct{ *engine.Engine }
+
+func (l lazyWatch) Watch(key string) (<-chan struct{}, func()) {
+	ch, stop := l.Engine.Watch(key)
+	ttl, ok := l.Engine.PTTL(key)
+	if !ok || ttl == engine.NoExpiry {
+		return ch, stop
+	}
+	// The key has a deadline: hand out a channel that ignores it.
+	stop()
+	never := make(chan struct{})
+	return never, func() {}
+}
+
 var plantedModels = map[string]func(*engine.Engine, *clock.Mock) kv{
+	"lazy-watch":   func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
 	"stale-get":    func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
 	"eager-expiry": func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
 }
@@ -157,6 +175,13 @@ func TestPlantedModelCatchesStaleGet(t *testing.T) {
 func TestPlantedModelCatchesEagerExpiry(t *testing.T) {
 	t.Parallel()
 	assertModelCatches(t, "eager-expiry", "want present", "now-deadline = 0s")
+}
+
+// TestPlantedModelCatchesLazyWatch: a Watch that misses expiry (and any
+// later change of a key that had a deadline) must be reported.
+func TestPlantedModelCatchesLazyWatch(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "lazy-watch", "pending, want fired")
 }
 
 // TestPlantedLinearizabilityCatchesRacySetNX: the split SetNX must make
