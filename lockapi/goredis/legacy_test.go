@@ -155,7 +155,7 @@ type legacyContention struct {
 // server; inside the critical section each calls hold and checks that nobody
 // else is inside. A shared mock clock, advanced from this goroutine only,
 // drives their retries.
-func legacyContend(t *testing.T, addr string, clients, rounds int, wrap func(legacy.KV) legacy.KV, hold func(round int)) legacyContention {
+func legacyContend(t *testing.T, addr string, clients, rounds int, wrap func(legacy.KV) legacy.KV, hold func(round int, clk *clock.Mock)) legacyContention {
 	t.Helper()
 	clk := clock.NewMock()
 	clk.Set(legacyEpoch)
@@ -181,7 +181,7 @@ func legacyContend(t *testing.T, addr string, clients, rounds int, wrap func(leg
 				if inside.Add(1) != 1 {
 					violations.Add(1)
 				}
-				hold(round)
+				hold(round, clk)
 				acquired.Add(1)
 				inside.Add(-1)
 				if err := lk.Release(ctx); err != nil {
@@ -226,7 +226,10 @@ drive:
 func TestLegacyMutualExclusionOverRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	const clients, rounds = 4, 25
-	r := legacyContend(t, srv.Addr, clients, rounds, func(kv legacy.KV) legacy.KV { return kv }, func(int) {})
+	// Holding the lock until the mock clock moves on makes the others run
+	// into it, however fast the machine.
+	hold := func(_ int, clk *clock.Mock) { <-clk.After(time.Millisecond) }
+	r := legacyContend(t, srv.Addr, clients, rounds, func(kv legacy.KV) legacy.KV { return kv }, hold)
 	for _, err := range r.errs {
 		t.Errorf("client failed: %v", err)
 	}
@@ -259,7 +262,7 @@ func TestLegacyExclusionCheckCatchesBrokenLock(t *testing.T) {
 	srv := redistest.Start(t)
 	var entered atomic.Int32
 	second := make(chan struct{})
-	hold := func(round int) {
+	hold := func(round int, _ *clock.Mock) {
 		if round > 0 {
 			return
 		}
