@@ -29,7 +29,8 @@ const pollDelay = time.Millisecond
 const lockRetrySettings = "polling clients retry every 1 ms: go-redis baseline and map+Mutex sleep 1 ms, " +
 	"redislock LinearBackoff(1ms), redsync WithRetryDelay(1ms) WithTries(MaxInt32), nxkv over Redis LinearBackoff(1ms) " +
 	"(library defaults: redislock NoRetry, redsync 32 tries with a random 50-250 ms delay); " +
-	"nxkv in process is woken by the engine's Watch, not polled; lock TTL 10 s"
+	"nxkv in process is woken by the engine's Watch, not polled (LinearBackoff(100ms) only bounds each wait window); " +
+	"nxkv lockapi keeps its default fencing counter (one extra INCR inside the acquire script on Redis); lock TTL 10 s"
 
 // locker is one goroutine's handle on a lock key: lock blocks until the
 // lock is held (or ctx ends), unlock releases it.
@@ -534,7 +535,7 @@ const baselineLockPeer = "Redis go-redis SETNX lock"
 func lockCell(r LockRow) string { return fmt.Sprintf("%s/%d", r.Scenario, r.Goroutines) }
 
 func inprocLockPeers() []lockPeer {
-	return []lockPeer{nxkvInprocLockPeer(), mapMutexLockPeer(), mutexPeer()}
+	return []lockPeer{nxkvInprocLockPeer(false), nxkvInprocLockPeer(true), mapMutexLockPeer(), mutexPeer()}
 }
 
 func (e *environment) lockPeers() []lockPeer {

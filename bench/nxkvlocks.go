@@ -1,16 +1,76 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"time"
 
-// errLockapiMissing stands in until lockapi's Client lands.
-var errLockapiMissing = errors.New("lockapi Client not committed yet")
+	"github.com/nxkv/nxkv/lockapi"
+	"github.com/nxkv/nxkv/lockapi/goredis"
+	"github.com/nxkv/nxkv/lockapi/inproc"
+)
 
-// nxkvInprocLockPeer is nxkv's lockapi over the in-process engine.
-func nxkvInprocLockPeer() lockPeer {
-	return lockPeer{Name: "nxkv lockapi (in-process)", Setup: func() (*lockEnv, error) { return nil, errLockapiMissing }}
+// inprocWindow is the retry strategy's window for the in-process client:
+// waiters are woken by the engine's Watch, so the window only bounds how
+// long a waiter trusts the watch before trying once more on its own.
+const inprocWindow = 100 * time.Millisecond
+
+// nxkvInprocLockPeer is nxkv's lockapi over the in-process engine, with the
+// defaults a user gets (fencing tokens on) and optionally FIFO waiters.
+func nxkvInprocLockPeer(fifo bool) lockPeer {
+	name := "nxkv lockapi (in-process)"
+	var copts []lockapi.ClientOption
+	if fifo {
+		name = "nxkv lockapi (in-process, FIFO)"
+		copts = append(copts, lockapi.WithFIFO())
+	}
+	return lockPeer{Name: name, Setup: func() (*lockEnv, error) {
+		e, err := newEngine()
+		if err != nil {
+			return nil, err
+		}
+		c := lockapi.New(inproc.New(e, inproc.Options{}), copts...)
+		opts := []lockapi.Option{lockapi.WithRetry(lockapi.LinearBackoff(inprocWindow))}
+		return &lockEnv{
+			newLocker: func(key string) locker { return &nxkvLocker{c: c, key: key, opts: opts} },
+			reset:     func(key string) { e.Del(key) },
+			close:     func() { _ = e.Close() },
+		}, nil
+	}}
 }
 
-// nxkvRedisLockPeer is nxkv's lockapi over go-redis (lockapi/goredis).
+// nxkvRedisLockPeer is nxkv's lockapi over go-redis (lockapi/goredis, with
+// its default fencing counter), polling every 1 ms like the other Redis
+// clients.
 func nxkvRedisLockPeer(t *target) lockPeer {
-	return lockPeer{Name: t.Name + " nxkv lockapi", Network: true, Setup: func() (*lockEnv, error) { return nil, errLockapiMissing }}
+	return lockPeer{Name: t.Name + " nxkv lockapi", Network: true, Setup: func() (*lockEnv, error) {
+		rc, err := redisClientFor(t)
+		if err != nil {
+			return nil, err
+		}
+		c := lockapi.New(goredis.New(rc))
+		opts := []lockapi.Option{lockapi.WithRetry(lockapi.LinearBackoff(pollDelay))}
+		return &lockEnv{
+			newLocker: func(key string) locker { return &nxkvLocker{c: c, key: key, opts: opts} },
+			reset:     func(key string) { rc.Del(context.Background(), key) },
+			close:     func() { _ = rc.Close() },
+		}, nil
+	}}
 }
+
+type nxkvLocker struct {
+	c    *lockapi.Client
+	key  string
+	opts []lockapi.Option
+	l    *lockapi.Lock
+}
+
+func (l *nxkvLocker) lock(ctx context.Context) error {
+	lk, err := l.c.Obtain(ctx, l.key, lockTTL, l.opts...)
+	if err != nil {
+		return err
+	}
+	l.l = lk
+	return nil
+}
+
+func (l *nxkvLocker) unlock(ctx context.Context) error { return l.l.Release(ctx) }
