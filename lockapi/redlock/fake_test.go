@@ -187,3 +187,15 @@ func (s *slowReplies) Acquire(ctx context.Context, key, value string, ttl time.D
 		return 0, false, ctx.Err()
 	}
 }
+
+// answered signals done after each Acquire returned.
+type answered struct {
+	lockapi.Backend
+	done chan<- struct{}
+}
+
+func (a *answered) Acquire(ctx context.Context, key, value string, ttl time.Duration) (int64, bool, error) {
+	fence, ok, err := a.Backend.Acquire(ctx, key, value, ttl)
+	a.done <- struct{}{}
+	return fence, ok, err
+}

@@ -305,9 +305,9 @@ type reply struct {
 }
 
 // round calls fn on every node in parallel, each under its own deadline,
-// and returns the replies in node order once all have answered. A node that
-// answers after its deadline counts as failed (its write is cleaned up by
-// the caller's release).
+// and returns the replies in node order once all have answered. A yes that
+// races with its node's deadline still counts: the validity check measures
+// the whole round, so a late answer can only shorten the validity.
 func (r *Redlock) round(ctx context.Context, timeout time.Duration, fn func(ctx context.Context, b lockapi.Backend) reply) []reply {
 	replies := make([]reply, len(r.nodes))
 	var wg sync.WaitGroup
@@ -317,11 +317,7 @@ func (r *Redlock) round(ctx context.Context, timeout time.Duration, fn func(ctx 
 			defer wg.Done()
 			nctx, cancel := r.clock.WithTimeout(ctx, timeout)
 			defer cancel()
-			rep := fn(nctx, b)
-			if rep.err == nil && nctx.Err() != nil {
-				rep = reply{err: nctx.Err()}
-			}
-			replies[i] = rep
+			replies[i] = fn(nctx, b)
 		}()
 	}
 	wg.Wait()

@@ -165,9 +165,14 @@ func TestClockDrift(t *testing.T) {
 				t.Fatalf("A: Acquire = %v, %v", ok, err)
 			}
 			aValidUntil := a.clock.Now().Add(ttl - ttl/100 - 2*time.Millisecond)
-			const step = 250 * time.Millisecond
 			overlap := false
 			for i := 0; i < 60 && !overlap; i++ {
+				// Coarse steps first, fine ones near the end of A's
+				// validity, where an early expiry on node 2 would show.
+				step := time.Second
+				if i >= 9 {
+					step = 100 * time.Millisecond
+				}
 				w.advance(step)
 				w.nodes[2].clock.Add(time.Duration(float64(step) * (tc.rate - 1)))
 				if !b.clock.Now().Before(aValidUntil) {
@@ -259,9 +264,16 @@ func TestDelayedReplies(t *testing.T) {
 	run := func(t *testing.T, nodeTimeout, delay time.Duration, slow []int) (*world, *client, chan error) {
 		w := newWorld(t, 5)
 		c := w.client(redlock.WithNodeTimeout(nodeTimeout))
+		// Every node signals: slow ones when they start waiting, fast ones
+		// once they answered, so the clock moves only when no node call
+		// can still be on its way to a node.
 		waiting := make(chan struct{}, len(w.nodes))
-		for _, i := range slow {
-			c.links[i].Backend = &slowReplies{Backend: w.nodes[i], clock: c.clock, delay: delay, waiting: waiting}
+		for i := range w.nodes {
+			if slices.Contains(slow, i) {
+				c.links[i].Backend = &slowReplies{Backend: w.nodes[i], clock: c.clock, delay: delay, waiting: waiting}
+			} else {
+				c.links[i].Backend = &answered{Backend: w.nodes[i], done: waiting}
+			}
 		}
 		done := make(chan error, 1)
 		go func() {
@@ -273,7 +285,7 @@ func TestDelayedReplies(t *testing.T) {
 			}
 			done <- err
 		}()
-		for range slow {
+		for range w.nodes {
 			<-waiting
 		}
 		c.clock.Add(delay)
