@@ -5,3 +5,7 @@ package engine
 // operation uses, in Unix nanoseconds. The background reaper does not call
 // it. Set it before the engine is used concurrently.
 func SetNowHook(e *Engine, f func(now int64)) { e.nowHook = f }
+
+// Verify checks the engine's internal invariants (map, timer wheel, node
+// recycler, watchers) on every shard and returns the first violation.
+func Verify(e *Engine) error { return e.verify() }

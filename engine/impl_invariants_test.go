@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestInvariantsRandom drives random operations, clock advances and reaps,
+// and checks the internal invariants after every step.
+func TestInvariantsRandom(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			e, mc := newTestEngine(t)
+			rng := rand.New(rand.NewPCG(seed, 7))
+			key := func() string { return "k" + strconv.Itoa(rng.IntN(8)) }
+			ttl := func() time.Duration { return time.Duration(rng.IntN(20)-2) * time.Millisecond }
+			var stops []func()
+			ops := []func(){
+				func() { e.Get(key()) },
+				func() { e.Set(key(), "v") },
+				func() { e.SetPX(key(), "v", ttl()) },
+				func() { e.SetNX(key(), "v") },
+				func() { e.SetNXPX(key(), "v", ttl()) },
+				func() {
+					e.SetWith(key(), "w", SetArgs{Cond: Condition(rng.IntN(5)), Match: "v", TTL: ttl() * time.Duration(rng.IntN(2))})
+				},
+				func() { e.SetWith(key(), "w", SetArgs{At: mc.Now().Add(ttl())}) },
+				func() { e.SetWith(key(), "w", SetArgs{KeepTTL: true}) },
+				func() { e.GetSet(key(), "v") },
+				func() { e.GetDel(key()) },
+				func() { e.CompareAndDelete(key(), "v") },
+				func() { e.CompareAndSwap(key(), "v", "w") },
+				func() { e.CompareAndPExpire(key(), "v", ttl()) },
+				func() { e.Del(key(), key(), key()) },
+				func() { e.PExpire(key(), ttl()) },
+				func() { e.PExpireCond(key(), ttl(), ExpireCond(rng.IntN(5))) },
+				func() { e.PExpireAt(key(), mc.Now().Add(ttl())) },
+				func() { e.PTTL(key()) },
+				func() { e.Persist(key()) },
+				func() { e.IncrBy(key(), 1) },
+				func() { e.Reap() },
+				func() { mc.Add(time.Duration(rng.IntN(3000)) * time.Microsecond) },
+				func() { _, stop := e.Watch(key()); stops = append(stops, stop) },
+				func() {
+					if len(stops) > 0 {
+						i := rng.IntN(len(stops))
+						stops[i]()
+						stops = append(stops[:i], stops[i+1:]...)
+					}
+				},
+			}
+			for step := range 2000 {
+				op := rng.IntN(len(ops))
+				ops[op]()
+				if err := e.verify(); err != nil {
+					t.Fatalf("step %d (op %d): %v", step, op, err)
+				}
+			}
+			for _, stop := range stops {
+				stop()
+			}
+		})
+	}
+}
+
+// TestVerifyCatchesCorruption shows the checker can fail: each planted
+// corruption of the internal state is reported.
+func TestVerifyCatchesCorruption(t *testing.T) {
+	tests := []struct {
+		name    string
+		corrupt func(e *Engine, s *shardT, n *node)
+	}{
+		{"DeadlineNotScheduled", func(e *Engine, s *shardT, n *node) {
+			s.Aux.wheel.Cancel(n)
+		}},
+		{"ScheduledWithoutDeadline", func(e *Engine, s *shardT, n *node) {
+			n.Value.exp = 0
+		}},
+		{"WrongKey", func(e *Engine, s *shardT, n *node) {
+			n.Value.key = "other"
+		}},
+		{"WrongWheelDeadline", func(e *Engine, s *shardT, n *node) {
+			s.Aux.wheel.Schedule(n, n.Value.exp)
+		}},
+		{"DirtyRecycledNode", func(e *Engine, s *shardT, n *node) {
+			recycleLocked(s, &node{})
+			s.Aux.free[s.Aux.nfree-1].Value.value = "x"
+		}},
+		{"StaleWatcher", func(e *Engine, s *shardT, n *node) {
+			s.Aux.watchers = map[string][]*watcher{"k": {{done: true}}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := newTestEngine(t)
+			e.SetPX("k", "v", time.Hour)
+			if err := e.verify(); err != nil {
+				t.Fatalf("verify() before corruption = %v", err)
+			}
+			s := e.m.Shard("k")
+			s.Lock()
+			n, _ := s.GetLocked("k")
+			tt.corrupt(e, s, n)
+			s.Unlock()
+			if err := e.verify(); err == nil {
+				t.Fatalf("verify() after %s = nil, want an error", tt.name)
+			}
+		})
+	}
+}
