@@ -60,9 +60,10 @@ const (
 	linPExpire
 	linPTTL
 	linPersist
+	linDelPair // Del of both keys of pairKeys in one call
 )
 
-var linNames = [...]string{"Get", "Set", "SetPX", "SetNX", "SetNXPX", "GetSet", "CompareAndDelete", "CompareAndPExpire", "Del", "PExpire", "PTTL", "Persist"}
+var linNames = [...]string{"Get", "Set", "SetPX", "SetNX", "SetNXPX", "GetSet", "CompareAndDelete", "CompareAndPExpire", "Del", "PExpire", "PTTL", "Persist", "DelPair"}
 
 // linMix weights the workload towards lock traffic: acquire, read, release.
 var linMix = []linKind{
@@ -380,6 +381,9 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 				if rng.IntN(10) == 0 {
 					in.ttl = -time.Duration(rng.IntN(2)) * time.Millisecond // 0 or negative
 				}
+				if in.kind == linDelPair {
+					in.key = pairKeys[0] + "+" + pairKeys[1]
+				}
 				if (in.kind == linCompareAndDelete || in.kind == linCompareAndPExpire) && len(mine) > 0 && rng.IntN(4) != 0 {
 					in.val = mine[rng.IntN(len(mine))]
 				}
@@ -472,6 +476,8 @@ func linApply(sut linKV, in linInput) linOutput {
 		out.ttl, out.ok = sut.PTTL(in.key)
 	case linPersist:
 		out.ok = sut.Persist(in.key)
+	case linDelPair:
+		out.n = sut.Del(pairKeys[0], pairKeys[1])
 	}
 	out.failed = err != nil
 	return out
@@ -503,10 +509,13 @@ func expiriesSeen(info porcupine.LinearizationInfo) int {
 
 // checkHistory runs porcupine; on a violation it writes the visualization to
 // a file that outlives the test and returns its path.
-func checkHistory(t *testing.T, history []porcupine.Operation) (porcupine.CheckResult, string, int) {
+func checkHistory(t *testing.T, model porcupine.Model, history []porcupine.Operation) (porcupine.CheckResult, string, int) {
 	t.Helper()
-	res, info := porcupine.CheckOperationsVerbose(linModel, history, 30*time.Second)
+	res, info := porcupine.CheckOperationsVerbose(model, history, 30*time.Second)
 	if res == porcupine.Ok {
+		if model.Partition == nil {
+			return res, "", 0
+		}
 		return res, "", expiriesSeen(info)
 	}
 	f, err := os.CreateTemp("", "nxkv-linearizability-*.html")
@@ -515,7 +524,7 @@ func checkHistory(t *testing.T, history []porcupine.Operation) (porcupine.CheckR
 		return res, "", 0
 	}
 	defer f.Close()
-	if err := porcupine.Visualize(linModel, info, f); err != nil {
+	if err := porcupine.Visualize(model, info, f); err != nil {
 		t.Logf("cannot write visualization: %v", err)
 	}
 	return res, f.Name(), 0
@@ -553,7 +562,7 @@ func TestLinearizable(t *testing.T) {
 				times[out.now] = true
 			}
 		}
-		res, path, expiries := checkHistory(t, history)
+		res, path, expiries := checkHistory(t, linModel, history)
 		if res != porcupine.Ok {
 			t.Fatalf("round %d (seed %d): porcupine = %s, want Ok; visualization: %s", r, seed, res, path)
 		}
@@ -592,5 +601,108 @@ func TestLinearizabilityModelRejects(t *testing.T) {
 		if got, _ := linStep(tt.state, tt.in, tt.out); got != tt.want {
 			t.Errorf("%s: linStep = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// pairKeys are the two keys of the multi-key Del check.
+var pairKeys = [2]string{"p0", "p1"}
+
+// pairState is both keys of pairKeys; their last fields are kept equal,
+// the latest engine time along the linearization.
+type pairState struct{ a, b linState }
+
+// pairStep is the sequential specification of two keys with single-key
+// operations and a Del of both, which the engine documents as atomic.
+func pairStep(state, input, output any) (bool, any) {
+	p, in, out := state.(pairState), input.(linInput), output.(linOutput)
+	sync := func(a, b linState) pairState {
+		last := max(a.last, b.last)
+		a.last, b.last = last, last
+		return pairState{a, b}
+	}
+	switch in.key {
+	case pairKeys[0]:
+		ok, next := linStep(p.a, in, out)
+		return ok, sync(next.(linState), p.b)
+	case pairKeys[1]:
+		ok, next := linStep(p.b, in, out)
+		return ok, sync(p.a, next.(linState))
+	}
+	// Del of both: one clock read at most, shared by both keys.
+	last := p.a.last
+	if out.hasNow {
+		if out.now < last {
+			return false, p
+		}
+		last = out.now
+	}
+	bump := last
+	deleted := 0
+	keys := [2]linState{p.a, p.b}
+	for i, s := range keys {
+		switch {
+		case !s.exists:
+		case !s.hasTTL || out.hasNow || last > s.deadline:
+			if !s.hasTTL || last <= s.deadline {
+				deleted++
+				keys[i] = linState{}
+			}
+		default:
+			// A deadline, yet no clock read: only a key the reaper already
+			// reclaimed (after its deadline) explains it.
+			bump = max(bump, s.deadline+1)
+		}
+	}
+	if deleted != out.n {
+		return false, p
+	}
+	keys[0].last, keys[1].last = bump, bump
+	return true, pairState{keys[0], keys[1]}
+}
+
+var pairModel = porcupine.Model{
+	Init:              func() any { return pairState{} },
+	Step:              pairStep,
+	DescribeOperation: linModel.DescribeOperation,
+	DescribeState: func(state any) string {
+		p := state.(pairState)
+		return pairKeys[0] + ": " + linModel.DescribeState(p.a) + ", " + pairKeys[1] + ": " + linModel.DescribeState(p.b)
+	},
+}
+
+// TestLinearizableMultiKeyDel checks, without partitioning, that Del of two
+// keys is atomic with respect to single-key operations on either key (the
+// engine locks both shards).
+func TestLinearizableMultiKeyDel(t *testing.T) {
+	cfg := linConfig{
+		workers: 8,
+		opsPer:  40,
+		keys:    pairKeys[:],
+		mix: []linKind{
+			linSetNX, linSetNX, linSetNXPX, linSetNXPX, linGet, linGet, linGet,
+			linDelPair, linDelPair, linCompareAndDelete, linPTTL, linPExpire,
+		},
+	}
+	rounds := 4
+	if testing.Short() {
+		rounds = 2
+	}
+	for r := 0; r < rounds; r++ {
+		seed := uint64(time.Now().UnixNano())
+		history := linRound(t, cfg, seed)
+		pairs := 0
+		for _, op := range history {
+			if op.Input.(linInput).kind == linDelPair {
+				if out := op.Output.(linOutput); out.reads > 1 {
+					t.Errorf("Del(%q, %q) read the clock %d times, want at most once", pairKeys[0], pairKeys[1], out.reads)
+				}
+				pairs++
+			}
+		}
+		res, path, _ := checkHistory(t, pairModel, history)
+		if res != porcupine.Ok {
+			t.Fatalf("round %d (seed %d): porcupine = %s, want Ok; visualization: %s", r, seed, res, path)
+		}
+		t.Logf("round %d (seed %d): %d ops (%d two-key Del): linearizable", r, seed, len(history), pairs)
 	}
 }

@@ -33,6 +33,20 @@ func (r racySetNX) SetNX(key, value string) bool {
 	return true
 }
 
+// splitDel deletes several keys one at a time, yielding in between: another
+// client can see the first key gone and the second still there, which an
+// atomic multi-key Del never shows.
+type splitDel struct{ *engine.Engine }
+
+func (s splitDel) Del(keys ...string) int {
+	n := 0
+	for _, k := range keys {
+		n += s.Engine.Del(k)
+		runtime.Gosched()
+	}
+	return n
+}
+
 // staleGet's Get ignores expiry: it remembers every value it has returned
 // and keeps returning it after the engine reports the key absent, unless the
 // key was deleted through the wrapper (Del, GetDel, CompareAndDelete).
@@ -197,7 +211,7 @@ func TestPlantedLinearizabilityCatchesRacySetNX(t *testing.T) {
 	const maxRounds = 40
 	for r := 1; r <= maxRounds; r++ {
 		history := linRound(t, cfg, uint64(r))
-		res, path, _ := checkHistory(t, history)
+		res, path, _ := checkHistory(t, linModel, history)
 		switch res {
 		case porcupine.Illegal:
 			t.Logf("racy SetNX caught in round %d of %d (porcupine: %s)", r, maxRounds, res)
@@ -210,4 +224,32 @@ func TestPlantedLinearizabilityCatchesRacySetNX(t *testing.T) {
 		}
 	}
 	t.Fatalf("racy SetNX not caught in %d rounds: the linearizability checker cannot fail", maxRounds)
+}
+
+// TestPlantedLinearizabilityCatchesSplitDel: a two-key Del done key by key
+// must make the unpartitioned pair check report Illegal. The workload has no
+// TTLs, so only atomicity can be at fault.
+func TestPlantedLinearizabilityCatchesSplitDel(t *testing.T) {
+	cfg := linConfig{
+		workers: 8,
+		opsPer:  40,
+		keys:    pairKeys[:],
+		mix:     []linKind{linSetNX, linSetNX, linSetNX, linGet, linGet, linGet, linDelPair, linDelPair},
+		wrap:    func(e *engine.Engine) linKV { return splitDel{e} },
+	}
+	const maxRounds = 40
+	for r := 1; r <= maxRounds; r++ {
+		res, path, _ := checkHistory(t, pairModel, linRound(t, cfg, uint64(r)))
+		switch res {
+		case porcupine.Illegal:
+			t.Logf("split Del caught in round %d of %d (porcupine: %s)", r, maxRounds, res)
+			if path != "" {
+				_ = os.Remove(path)
+			}
+			return
+		case porcupine.Unknown:
+			t.Fatalf("round %d: porcupine timed out (Unknown), want Illegal or Ok", r)
+		}
+	}
+	t.Fatalf("split Del not caught in %d rounds: the pair checker cannot fail", maxRounds)
 }
