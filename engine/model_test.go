@@ -50,6 +50,7 @@ type kv interface {
 	Len() int
 	Reap() int
 	Watch(key string) (<-chan struct{}, func())
+	Close() error
 }
 
 var _ kv = (*engine.Engine)(nil)
@@ -176,6 +177,11 @@ func (m *model) setWith(key, val string, a engine.SetArgs, now int64) (engine.Se
 			return engine.SetResult{}, engine.ErrInvalidTTL
 		}
 	case hasAt:
+		// Redis rejects PXAT <= 0; deadlines are int64 Unix ns, so a time
+		// after 2262 cannot be stored either.
+		if a.At.After(lastUnixNano) || a.At.UnixNano() <= 0 {
+			return engine.SetResult{}, engine.ErrInvalidTTL
+		}
 		d = a.At.UnixNano()
 	}
 	cur, found := m.alive(key, now)
@@ -319,10 +325,13 @@ func (m *model) pexpireCond(key string, ttl time.Duration, c engine.ExpireCond, 
 	return true, nil
 }
 
+// lastUnixNano is the latest time whose UnixNano is defined (year 2262).
+var lastUnixNano = time.Unix(0, math.MaxInt64)
+
 func (m *model) pexpireAt(key string, at time.Time, now int64) bool {
 	e, ok := m.alive(key, now)
-	if !ok {
-		return false
+	if !ok || at.After(lastUnixNano) {
+		return false // beyond int64 ns: documented to change nothing
 	}
 	m.expireAt(key, e, at.UnixNano(), now)
 	return true
@@ -442,6 +451,7 @@ const (
 	opReap
 	opAdvance
 	opAdvanceToDeadline
+	opClose
 )
 
 // opWeights lists kinds with repetition as weights; index 0 is the
@@ -453,6 +463,7 @@ var opWeights = []opKind{
 	opDel, opExists, opPExpire, opPExpire, opPExpireCond, opPExpireCond, opPExpireAt,
 	opPTTL, opPersist, opIncrBy, opIncrBy, opLen, opReap,
 	opAdvance, opAdvance, opAdvance, opAdvanceToDeadline, opAdvanceToDeadline, opAdvanceToDeadline,
+	opClose,
 }
 
 var (
@@ -464,6 +475,8 @@ var (
 	}
 	atOffsets = []time.Duration{
 		time.Hour, 0, -time.Nanosecond, time.Nanosecond, -time.Hour, time.Millisecond, -time.Millisecond, 100 * 365 * 24 * time.Hour,
+		-60 * 365 * 24 * time.Hour, // before 1970: SET PXAT <= 0 is invalid, PEXPIREAT deletes
+		250 * 365 * 24 * time.Hour, // after 2262: not representable in int64 ns
 	}
 	advances = []time.Duration{
 		time.Millisecond, 0, time.Nanosecond, time.Microsecond, 10 * time.Millisecond, time.Second, time.Hour, 30 * time.Hour,
@@ -505,7 +518,7 @@ func buildOp(pick func(n int) int) op {
 	case opAdvanceToDeadline:
 		o.adv = deadlineDeltas[pick(len(deadlineDeltas))]
 		return o
-	case opLen, opReap:
+	case opLen, opReap, opClose:
 		return o
 	case opDel:
 		for n := pick(4); n > 0; n-- {
@@ -610,6 +623,8 @@ func (o op) GoString() string {
 		return "Len()"
 	case opReap:
 		return "Reap()"
+	case opClose:
+		return "Close()"
 	case opAdvance:
 		return fmt.Sprintf("clock.Add(%v)", o.adv)
 	case opAdvanceToDeadline:
@@ -696,7 +711,7 @@ func (h *harness) exec(t tester, o op) {
 	if o.matchCur {
 		call = strings.ReplaceAll(call, "<current value>", strconv.Quote(o.match))
 	}
-	at := time.Unix(0, now+int64(o.atOff)).UTC()
+	at := time.Unix(0, now).Add(o.atOff).UTC()
 	mismatch := func(got, want any) {
 		t.Helper()
 		t.Fatalf("%s = %v, want %v (now %s)", call, got, want, fmtNow(now))
@@ -858,6 +873,12 @@ func (h *harness) exec(t tester, o op) {
 		}
 	case opLen:
 		// checked by invariants below
+	case opClose:
+		// Close stops the reaper; the engine keeps serving every call
+		// (lazy expiry and Reap only), and a second Close is harmless.
+		if err := h.sut.Close(); err != nil {
+			t.Fatalf("Close() = %v, want nil", err)
+		}
 	case opReap:
 		live, held := h.m.counts(now)
 		got := h.sut.Reap()
