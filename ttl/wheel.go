@@ -31,24 +31,25 @@
 // at the next Advance.
 //
 // Advance visits, on every level, the buckets whose span the wheel's time has
-// entered or passed since the last Advance (at most 64 per level, and only
-// those a per-level bitmap marks occupied), and either
-// collects each node they hold (deadline <= now) or re-files it relative to
-// the new time, which puts it on a lower level: this is cascading. Because at
-// most 64 buckets per level are visited, a jump of hours or days costs
-// O(buckets + nodes moved), never O(ticks). A bucket covers a range of
-// deadlines, so each node's own deadline is checked; nothing fires early.
+// entered or passed since the last Advance, and either collects each node
+// they hold (deadline <= now) or re-files it relative to the new time, which
+// puts it on a lower level: this is cascading. A bucket covers a range of
+// deadlines, so each node's own deadline is checked and nothing fires early.
+// Slot i of a level stands for every bucket number ≡ i mod 64, so however far
+// time jumps, at most 64 slots per level are visited, and a per-level bitmap
+// of occupied slots skips the empty ones: a jump of hours or days costs
+// O(levels + occupied buckets + nodes moved), never O(ticks).
 //
 // NextDeadline reports a lower bound of the earliest deadline, not the
-// deadline itself: finding the exact minimum would need a scan of every node,
-// while the start of the first non-empty bucket is known from the bucket
-// arrays alone (and a bitmap per level makes finding it a few instructions). On level 0 that bound is within one tick of the deadline, and
-// for the bucket holding the wheel's time it is exact (up to cancelled
-// nodes). An upper-level bound may be far below the deadline, but an Advance
-// to it cascades the node down a level, so a reaper that sleeps until
-// NextDeadline and then advances reaches every deadline in at most a few
-// wake-ups per level, and the bound is always after the wheel's time, so such
-// a reaper never spins.
+// deadline itself: the exact minimum would need a scan of every node, while
+// the start of the first occupied bucket is found from the bitmaps in a few
+// instructions per level. On level 0 the bound is within one tick of the
+// deadline, and for the bucket holding the wheel's time it is exact (unless
+// the earliest node there was cancelled). An upper-level bound may be far
+// below the deadline, but an Advance to it cascades the node down a level, so
+// a reaper that sleeps until NextDeadline and then advances reaches each
+// deadline within a few wake-ups per level, exactly on time. The bound is
+// always after the wheel's time, so such a reaper never spins.
 package ttl
 
 import (
@@ -124,8 +125,9 @@ func (n *Node[T]) unlink() {
 // line, e.g. Unix nanoseconds) and fires each one exactly once when Advance
 // reaches a time at or after its deadline; the package doc describes the
 // model. A Wheel is not safe for concurrent use: callers serialize access
-// (the engine holds a shard lock). Create wheels with New; the zero Wheel is
-// not ready for use, and a Wheel must not be copied.
+// (the engine holds a shard lock); NextDeadline, Len, Now and Tick only read,
+// so they may run concurrently with one another. Create wheels with New; the
+// zero Wheel is not ready for use, and a Wheel must not be copied.
 type Wheel[T any] struct {
 	now   int64 // the wheel's time: the latest Advance, or New's now
 	shift uint  // log2 of the tick in nanoseconds
@@ -190,8 +192,9 @@ func (w *Wheel[T]) Len() int { return w.n }
 
 // Schedule files n to fire at deadline, moving it if it is already scheduled
 // in w. It is O(1) and allocates nothing. A deadline at or before the wheel's
-// time fires at the next Advance, even one called from a fire callback of the
-// current Advance. n must not be scheduled in another wheel.
+// time fires at the next Advance (if Schedule is called from a fire callback,
+// the Advance after the current one). n must not be scheduled in another
+// wheel.
 func (w *Wheel[T]) Schedule(n *Node[T], deadline int64) {
 	if n.pprev != nil {
 		n.unlink()
@@ -265,7 +268,8 @@ func (w *Wheel[T]) Advance(now int64, fire func(*Node[T])) {
 	old := w.now
 	t := max(now, old)
 	w.now = t
-	// firing is empty unless a fire callback panicked; its nodes are due too.
+	// Nodes scheduled at or before the old time are due. (firing is empty
+	// unless a fire callback panicked; its nodes are due too.)
 	for w.due != nil {
 		n := w.due
 		n.unlink()
@@ -483,8 +487,8 @@ func (w *Wheel[T]) verify() error {
 		return err
 	}
 	if err := walk("firing", &w.firing, func(d int64) error {
-		if !w.advancing {
-			return fmt.Errorf("node at %d outside Advance", d)
+		if d > now {
+			return fmt.Errorf("deadline %d after now %d", d, now)
 		}
 		return nil
 	}); err != nil {

@@ -221,6 +221,28 @@ func TestFireCallbackMayScheduleAndCancel(t *testing.T) {
 			t.Errorf("fired %d, Len() = %d; want 1, 0", count, w.Len())
 		}
 	})
+	t.Run("nodes left by a panicking callback fire at the next advance", func(t *testing.T) {
+		w := New[int](epoch2026, 0)
+		nodes := make([]Node[int], 3)
+		for i := range nodes {
+			w.Schedule(&nodes[i], epoch2026+ms)
+		}
+		func() {
+			defer func() { _ = recover() }()
+			w.Advance(epoch2026+ms, func(*Node[int]) { panic("callback failed") })
+		}()
+		if next, _ := w.NextDeadline(); w.Len() != 2 || next != epoch2026+ms+1 {
+			t.Fatalf("after a panic Len() = %d, NextDeadline() = now%+d; want 2, now+1", w.Len(), next-w.Now())
+		}
+		if err := w.verify(); err != nil {
+			t.Fatal(err)
+		}
+		count := 0
+		w.Advance(epoch2026+ms, func(*Node[int]) { count++ })
+		if count != 2 || w.Len() != 0 {
+			t.Errorf("next Advance fired %d, Len() = %d; want 2, 0", count, w.Len())
+		}
+	})
 	t.Run("Advance from a callback panics", func(t *testing.T) {
 		w := New[int](epoch2026, 0)
 		var n Node[int]
