@@ -27,6 +27,7 @@ func tinyConfig() config {
 		BigKeys:        512,
 		LockDur:        5 * time.Millisecond,
 		Contenders:     []int{2, 4},
+		Waiters:        3,
 		ExpiryKeys:     2048,
 		ExpiryLead:     50 * time.Millisecond,
 		Spread:         50 * time.Millisecond,
@@ -293,6 +294,8 @@ func checkLockRows(rows []LockRow) []string {
 			bad = append(bad, id+": no latency samples")
 		case r.Scenario == "contended" && r.Wait.N == 0:
 			bad = append(bad, id+": no wait samples")
+		case r.Scenario == "handoff" && (r.Latency.N == 0 || r.Latency.P50 <= 0):
+			bad = append(bad, id+": no hand-off samples")
 		}
 	}
 	return bad

@@ -22,6 +22,7 @@ type config struct {
 	BigKeys    int           // the large key set
 	LockDur    time.Duration // length of one repetition of a lock measurement
 	Contenders []int         // goroutines contending on one lock key
+	Waiters    int           // blocked waiters in the hand-off scenario
 	ExpiryKeys int           // keys in each expiry scenario
 	ExpiryLead time.Duration // from the start of insertion to the common deadline
 	Spread     time.Duration // deadlines spread over this window
@@ -42,6 +43,7 @@ func defaultConfig() config {
 		BigKeys:        1 << 20,
 		LockDur:        300 * time.Millisecond,
 		Contenders:     []int{2, 8, 64},
+		Waiters:        8,
 		ExpiryKeys:     1 << 20,
 		ExpiryLead:     3 * time.Second,
 		Spread:         2 * time.Second,

@@ -21,6 +21,14 @@ import (
 // hold, so no lock expires during a run.
 const lockTTL = 10 * time.Second
 
+// handoffHold and handoffHoldNetwork are how long a holder in the hand-off
+// scenario keeps the lock after every other goroutine entered Obtain: long
+// enough for their first attempt (a round trip for network clients) to fail.
+const (
+	handoffHold        = 100 * time.Microsecond
+	handoffHoldNetwork = time.Millisecond
+)
+
 // pollDelay is the retry delay given to every polling client, so that they
 // are compared at the same setting.
 const pollDelay = time.Millisecond
@@ -483,6 +491,136 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) LockRow {
 	return row
 }
 
+// generation is a channel closed at the next acquisition: a releasing
+// goroutine in the hand-off scenario waits on it so that the lock goes to
+// one of the blocked waiters instead of back to itself.
+type generation struct {
+	mu sync.Mutex
+	ch chan struct{} // guarded by mu
+}
+
+func (g *generation) current() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ch
+}
+
+func (g *generation) advance() {
+	g.mu.Lock()
+	close(g.ch)
+	g.ch = make(chan struct{})
+	g.mu.Unlock()
+}
+
+// measureHandoff runs waiters+1 goroutines on one key where every release
+// hands the lock to a goroutine blocked in Obtain: a holder releases only
+// once every other goroutine has entered Obtain, and a releasing goroutine
+// does not call Obtain again until someone else has acquired. Every cycle
+// is then a hand-off, timed from the holder starting Release to the next
+// holder's Obtain returning. For polling clients this is bounded below by
+// how long a waiter sleeps between tries.
+func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag string) LockRow {
+	g := waiters + 1
+	hold := handoffHold
+	if network {
+		hold = handoffHoldNetwork
+	}
+	key := fmt.Sprintf("nxblock:%s:h%d", tag, g)
+	lockers := make([]locker, g)
+	for i := range lockers {
+		lockers[i] = env.newLocker(key)
+	}
+	var excl exclusionCheck
+	var errs atomic.Int64
+	oneRep := func(d time.Duration) (perSec float64, samples []int64, total int64) {
+		ctx, cancel := context.WithCancel(context.Background())
+		base := time.Now()
+		var lastRelease atomic.Int64
+		lastRelease.Store(-1)
+		var inObtain atomic.Int32
+		gen := &generation{ch: make(chan struct{})}
+		type result struct {
+			cycles  int64
+			samples []int64
+		}
+		res := make([]result, g)
+		var wg sync.WaitGroup
+		for i := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := &res[i]
+				r.samples = make([]int64, 0, 1<<12)
+				l := lockers[i]
+				for ctx.Err() == nil {
+					inObtain.Add(1)
+					err := l.lock(ctx)
+					inObtain.Add(-1)
+					if err != nil {
+						if ctx.Err() == nil {
+							errs.Add(1)
+						}
+						continue
+					}
+					now := int64(time.Since(base))
+					excl.enter()
+					if lr := lastRelease.Load(); lr >= 0 && len(r.samples) < cap(r.samples) {
+						r.samples = append(r.samples, now-lr)
+					}
+					r.cycles++
+					// Wake the previous holder and pick the channel the next
+					// acquisition will close; no one else can acquire before
+					// our release, so it is the right one.
+					gen.advance()
+					next := gen.current()
+					// Hold until every other goroutine has entered Obtain,
+					// and then long enough for its first attempt to fail,
+					// so that it is really waiting (asleep or watching).
+					for inObtain.Load() < int32(g-1) && ctx.Err() == nil {
+						runtime.Gosched()
+					}
+					for until := time.Now().Add(hold); time.Now().Before(until) && ctx.Err() == nil; {
+						runtime.Gosched()
+					}
+					excl.leave()
+					lastRelease.Store(int64(time.Since(base)))
+					if err := l.unlock(context.Background()); err != nil {
+						errs.Add(1)
+					}
+					select { // let a waiter have it
+					case <-next:
+					case <-ctx.Done():
+					}
+				}
+			}()
+		}
+		time.Sleep(d)
+		cancel()
+		wg.Wait()
+		elapsed := time.Since(base)
+		for _, r := range res {
+			total += r.cycles
+			samples = append(samples, r.samples...)
+		}
+		env.reset(key)
+		return float64(total) / elapsed.Seconds(), samples, total
+	}
+	oneRep(cfg.Warmup)
+	var rates []float64
+	var all []int64
+	for range cfg.Reps {
+		ps, s, _ := oneRep(cfg.LockDur)
+		rates = append(rates, ps)
+		all = append(all, s...)
+	}
+	row := LockRow{Scenario: "handoff", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1,
+		Violations: excl.violations.Load(), Errors: errs.Load()}
+	if row.CyclesPS.Median > 0 {
+		row.NsPerCycle = 1e9 / row.CyclesPS.Median
+	}
+	return row
+}
+
 // runLockWorkload measures every lock peer uncontended (1 and GOMAXPROCS
 // goroutines on distinct keys) and contended (cfg.Contenders goroutines on
 // one key), then fills in the ratio to the go-redis lock on real Redis.
@@ -514,6 +652,11 @@ func runLockWorkload(cfg config, env *environment, res *Results) {
 			progress("locks %-34s contended %2dg %10.0f cycles/s  hand-off p50 %s p99 %s (self %.0f%%)",
 				p.Name, g, row.CyclesPS.Median, fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), row.SelfPct)
 		}
+		row := measureHandoff(cfg, le, cfg.Waiters, p.Network, tag)
+		row.Peer = p.Name
+		res.Locks = append(res.Locks, row)
+		progress("locks %-34s hand-off %d waiters %10.0f hand-offs/s  p50 %s p99 %s p999 %s",
+			p.Name, cfg.Waiters, row.CyclesPS.Median, fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999))
 		le.close()
 		runtime.GC()
 	}

@@ -201,12 +201,21 @@ func printLocks(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "\n## Lock cycle (Obtain + Release)\n")
 	fmt.Fprintf(w, "(cycles/s median of %d reps; uncontended: each goroutine its own key, latency = one sampled cycle;\n contended: all goroutines on one key, latency = hand-off from a holder starting Release to the next\n acquisition by another goroutine (n = hand-offs seen), self = cycles where the releasing goroutine\n re-acquired first, wait = from calling Obtain to holding the lock;\n speed = cycles/s ÷ Redis go-redis SETNX lock cycles/s in the same cell)\n", r.Config.Reps)
 	fmt.Fprintf(w, "retry settings: %s\n", r.LockRetries)
-	for _, sc := range []string{"uncontended", "contended"} {
-		fmt.Fprintf(w, "\n### %s\n\n", sc)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		if sc == "uncontended" {
-			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\tallocs/cycle\tp50\tp99\tp999\tspeed vs Redis\tnote\t")
+	for _, sc := range []string{"uncontended", "contended", "handoff"} {
+		if sc == "handoff" {
+			fmt.Fprintf(w, "\n### hand-off to a blocked waiter (%d waiters)\n", r.Config.Waiters)
+			fmt.Fprintf(w, "(%d goroutines on one key; a holder releases only after every other goroutine entered Obtain and %v (%v for\n network peers) passed, and a releasing goroutine calls Obtain again only after another acquired, so every cycle hands\n the lock to a goroutine blocked in Obtain; latency = Release start to the next Obtain return; hand-offs/s includes the hold)\n\n",
+				r.Config.Waiters+1, handoffHold, handoffHoldNetwork)
 		} else {
+			fmt.Fprintf(w, "\n### %s\n\n", sc)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		switch sc {
+		case "uncontended":
+			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\tallocs/cycle\tp50\tp99\tp999\tspeed vs Redis\tnote\t")
+		case "handoff":
+			fmt.Fprintln(tw, "goroutines\tpeer\thand-offs/s\tper hand-off\tspread\thand-off p50\tp99\tp999\t(n)\tspeed vs Redis\tnote\t")
+		default:
 			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\thand-off p50\tp99\tp999\t(n)\tself\twait p50\twait p99\tspeed vs Redis\tnote\t")
 		}
 		var gs []int
@@ -229,7 +238,11 @@ func printLocks(w io.Writer, r *Results) {
 				if row.Errors > 0 {
 					note += fmt.Sprintf("%d errors; ", row.Errors)
 				}
-				if sc == "uncontended" {
+				if sc == "handoff" {
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%d\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
+						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(),
+						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), row.Latency.N, fmtRatio(row.VsRedis), note)
+				} else if sc == "uncontended" {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
 						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(), fmtAllocs(row.Allocs),
 						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), fmtRatio(row.VsRedis), note)

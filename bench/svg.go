@@ -119,13 +119,13 @@ func headlinePanels(r *Results) []panel {
 	if len(lk.bars) > 0 {
 		ps = append(ps, lk)
 	}
-	// Hand-off p99 with 8 contenders.
-	ho := panel{title: "Lock hand-off p99, 8 goroutines on one key",
-		subtitle: "release to next holder, microseconds (log scale; shorter is better; polling clients retry every 1 ms)", log: true}
+	// Hand-off p99 to a blocked waiter.
+	ho := panel{title: fmt.Sprintf("Lock hand-off to a blocked waiter, %d waiters: p99", r.Config.Waiters),
+		subtitle: "Release start to the next holder's Obtain return, microseconds (log scale; shorter is better; polling clients retry every 1 ms)", log: true}
 	for _, row := range r.Locks {
-		if row.Scenario == "contended" && row.Goroutines == 8 && row.Latency.P99 > 0 {
+		if row.Scenario == "handoff" && row.Latency.P99 > 0 {
 			ho.bars = append(ho.bars, bar{label: row.Peer, value: row.Latency.P99 / 1e3,
-				text: fmtNs(row.Latency.P99), color: peerColor(row.Peer)})
+				text: fmt.Sprintf("%s  (p50 %s)", fmtNs(row.Latency.P99), fmtNs(row.Latency.P50)), color: peerColor(row.Peer)})
 		}
 	}
 	if len(ho.bars) > 0 {
