@@ -519,3 +519,50 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Errorf("Acquire(ttl 0) stored a value")
 	}
 }
+
+// TestOpenOutcomes: when failed nodes leave a call's outcome open, Refresh,
+// PTTL and Release return an *Error naming them, and the previous validity
+// stands, so a retry once the nodes are back succeeds.
+func TestOpenOutcomes(t *testing.T) {
+	w := newWorld(t, 3)
+	c := w.client()
+	ctx := context.Background()
+	if ok, err := w.acquire(c, key, "A", ttl); !ok {
+		t.Fatalf("Acquire = %v, %v", ok, err)
+	}
+	w.nodes[1].setDown(true)
+	w.nodes[2].setDown(true)
+	checkOpen := func(call string, ok bool, err error) {
+		t.Helper()
+		var rerr *redlock.Error
+		if ok || !errors.As(err, &rerr) || !errors.Is(err, errNodeDown) {
+			t.Fatalf("%s with 2 of 3 nodes down = %v, %v, want an *Error wrapping the node errors", call, ok, err)
+		}
+		if got := rerr.FailedNodes(); !slices.Equal(got, []string{"node1", "node2"}) {
+			t.Fatalf("%s failed nodes = %v, want [node1 node2]", call, got)
+		}
+	}
+	ok, err := c.rl.Refresh(ctx, key, "A", ttl)
+	checkOpen("Refresh", ok, err)
+	_, ok, err = c.rl.PTTL(ctx, key, "A")
+	checkOpen("PTTL", ok, err)
+	w.advance(time.Second)
+	w.nodes[1].setDown(false)
+	w.nodes[2].setDown(false)
+	if ok, err := c.rl.Refresh(ctx, key, "A", ttl); !ok || err != nil {
+		t.Fatalf("Refresh once the nodes are back = %v, %v, want true", ok, err)
+	}
+	if d, ok, err := c.rl.PTTL(ctx, key, "A"); !ok || err != nil || d <= ttl-time.Second {
+		t.Fatalf("PTTL after the refresh = %v, %v, %v, want about ttl - drift", d, ok, err)
+	}
+	w.nodes[0].setDown(true)
+	w.nodes[1].setDown(true)
+	ok, err = c.rl.Release(ctx, key, "A")
+	var rerr *redlock.Error
+	if ok || !errors.As(err, &rerr) || !slices.Equal(rerr.FailedNodes(), []string{"node0", "node1"}) {
+		t.Fatalf("Release with 2 of 3 nodes down = %v, %v, want an *Error naming node0 and node1", ok, err)
+	}
+	if got := w.holders(key, "A"); !slices.Equal(got, []int{0, 1}) {
+		t.Fatalf("nodes holding A = %v, want [0 1] (node 2 released)", got)
+	}
+}

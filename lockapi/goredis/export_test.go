@@ -1,0 +1,4 @@
+package goredis
+
+// NativeVersion exposes nativeVersion to the external tests.
+var NativeVersion = nativeVersion
