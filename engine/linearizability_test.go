@@ -1,7 +1,8 @@
 package engine_test
 
 // Linearizability: 8+ goroutines hammer a few keys while one goroutine
-// advances the mock clock; every operation reports (through SetNowHook) the
+// advances the mock clock and another keeps calling Reap (the background
+// reaper runs too); every operation reports (through SetNowHook) the
 // time it read inside its critical section, and porcupine searches for a
 // sequential order, consistent with real time, in which a single-key
 // Redis model with expiry explains every result and in which the engine's
@@ -426,10 +427,19 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 			clk.Add(time.Duration(rng.IntN(400)) * time.Microsecond)
 		}
 	}()
+	reapDone := make(chan struct{})
+	go func() { // synchronous reclamation racing with the workers
+		defer close(reapDone)
+		for !stop.Load() {
+			e.Reap()
+			runtime.Gosched()
+		}
+	}()
 	close(start)
 	done.Wait()
 	stop.Store(true)
 	<-advDone
+	<-reapDone
 
 	var history []porcupine.Operation
 	for _, h := range histories {
