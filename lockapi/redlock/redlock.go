@@ -12,17 +12,17 @@
 // clock) well below the TTL, and the round ends when every node answered or
 // timed out.
 //
-//   - Acquire succeeds when a majority (N/2+1) of nodes stored the value and
-//     the validity ttl - elapsed - drift is still positive. Otherwise it releases the
-//     value on every node (also those that timed out, whose write may have
-//     landed late) and retries after a random delay, a bounded number of
-//     times (WithRetry). When a majority of nodes answered that someone else
-//     holds the key it stops at once with ok false, leaving the waiting to
-//     the Client's retry strategy.
+//   - Acquire succeeds when a majority (N/2+1) of nodes stored the value
+//     and the validity ttl - elapsed - drift is still positive. Otherwise
+//     it releases the value on every node (also those that timed out, whose
+//     write may have landed late) and retries after a random delay, a
+//     bounded number of times (WithRetry). When a majority of nodes answered
+//     that someone else holds the key it stops at once with ok false,
+//     leaving the waiting to the Client's retry strategy.
 //   - Refresh extends the value on every node; it succeeds only when a
-//     majority did so before the current validity ran out, and a new validity
-//     ttl - elapsed - drift remains. WithMaxExtensions caps the number of extensions
-//     of one acquisition.
+//     majority did so before the current validity ran out, and a new
+//     validity ttl - elapsed - drift remains. WithMaxExtensions caps the
+//     number of extensions of one acquisition.
 //   - Release deletes the value on every node; ok reports that a majority
 //     still held it and the validity had not run out.
 //   - PTTL reports the remaining validity, as long as a majority still hold
@@ -73,10 +73,13 @@
 // process pauses and network delays are shorter than the validity, and a
 // node that loses its data (a restart without fsync'd persistence) stays
 // down for at least the longest TTL. The tests in this package show each
-// assumption breaking: a node clock jumping forward, or a node restarting
-// empty at once, lets two clients each hold a majority. Losing one node
-// after acquiring on a bare majority makes the lock depend on every one of
-// the remaining holders (redsync issue 186).
+// assumption breaking: a node clock jumping forward (or running faster than
+// the allowance), or a node restarting empty at once, lets two clients each
+// hold a majority. A lock acquired on a bare majority is the most exposed:
+// losing any one of those nodes lets another client form a majority with the
+// rest (redsync issue 186), and the first holder learns of it only at its
+// next Refresh or TTL. And, without fencing, nothing protects a resource
+// from a holder paused past its validity after Acquire returned.
 package redlock
 
 import (
@@ -98,8 +101,10 @@ import (
 var _ lockapi.Backend = (*Redlock)(nil)
 
 var (
-	// ErrNoQuorum is wrapped by an *Error when too few nodes could answer
-	// (errors or timeouts) for a majority to be reached.
+	// ErrNoQuorum is wrapped by an *Error when node failures (errors or
+	// timeouts) left a call without a majority answer either way: Acquire
+	// could not reach a majority of nodes at all, or Release, Refresh or
+	// PTTL cannot tell whether a majority still held the value.
 	ErrNoQuorum = errors.New("redlock: no quorum")
 	// ErrValidityExpired is wrapped by an *Error when a majority granted the
 	// call but only after the validity ran out; the value was then released
@@ -183,7 +188,7 @@ type Option func(*Redlock)
 // clock.
 func WithClock(c clock.Clock) Option { return func(r *Redlock) { r.clock = c } }
 
-// WithNodeTimeout bounds each node call. It must be well below the TTLs in
+// WithNodeTimeout bounds each node call. It should be well below the TTLs in
 // use (the page suggests 5-50 ms for a 10 s TTL): a slow node then only costs
 // its vote. The default, 0, is ttl/10 capped at 500ms per call.
 func WithNodeTimeout(d time.Duration) Option { return func(r *Redlock) { r.nodeTimeout = d } }
