@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -701,6 +702,13 @@ func sameErr(got, want error) bool {
 // the invariants.
 func (h *harness) exec(t tester, o op) {
 	t.Helper()
+	h.apply(t, o)
+	h.check(t)
+}
+
+// apply runs o on both sides and fails t on the first difference.
+func (h *harness) apply(t tester, o op) {
+	t.Helper()
 	now := h.now()
 	if o.matchCur {
 		if e, ok := h.m.keys[o.key]; ok {
@@ -905,7 +913,6 @@ func (h *harness) exec(t tester, o op) {
 	default:
 		t.Fatalf("unknown op %d", o.kind)
 	}
-	h.check(t)
 }
 
 // check verifies the invariants at the clock's current time: every key of
@@ -1058,5 +1065,70 @@ func TestModelSmoke(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("op kind %d never generated", k)
 		}
+	}
+}
+
+// verifyKeys compares every given key with the model and checks the Len
+// bounds.
+func (h *harness) verifyKeys(t tester, keys []string) {
+	t.Helper()
+	now := h.now()
+	for _, k := range keys {
+		want, wok := h.m.get(k, now)
+		if got, gok := h.sut.Get(k); got != want || gok != wok {
+			t.Fatalf("Get(%q) = %q, %v; want %q, %v (now %s)", k, got, gok, want, wok, fmtNow(now))
+		}
+		wttl, wok := h.m.pttl(k, now)
+		if gttl, gok := h.sut.PTTL(k); gok != wok || (wok && gttl != wttl) {
+			t.Fatalf("PTTL(%q) = %v, %v; want %v, %v (now %s)", k, gttl, gok, wttl, wok, fmtNow(now))
+		}
+	}
+	live, held := h.m.counts(now)
+	if n := h.sut.Len(); n < live || n > held {
+		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
+	}
+}
+
+// TestModelBulk runs the model over thousands of keys, enough for shards to
+// pass the shard package's shrink thresholds (a peak of 1024 per shard) and
+// for the reaper to work in batches, with waves of writes, expiries,
+// deletes and Reap, comparing every key after each wave.
+func TestModelBulk(t *testing.T) {
+	h, closeEngine := newHarness(nil)
+	defer closeEngine()
+	rng := rand.New(rand.NewPCG(7, 11))
+	keys := make([]string, 6000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("bulk-%d", i)
+	}
+	ttlsBulk := []time.Duration{time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, time.Second, 0}
+	for wave := 0; wave < 4; wave++ {
+		for i, k := range keys {
+			o := op{kind: opSetPX, key: k, val: strconv.Itoa(i + wave), ttl: ttlsBulk[rng.IntN(len(ttlsBulk))]}
+			if o.ttl == 0 {
+				o.kind = opSet
+			}
+			h.apply(t, o)
+		}
+		h.verifyKeys(t, keys)
+		// Expire most keys, reclaimed by the reaper or lazily.
+		h.apply(t, op{kind: opAdvance, adv: time.Duration(1+rng.IntN(6)) * time.Millisecond})
+		h.verifyKeys(t, keys) // reads delete expired keys lazily
+		// Delete a random share of the rest, one by one and in batches.
+		for _, k := range keys {
+			switch rng.IntN(4) {
+			case 0:
+				h.apply(t, op{kind: opDel, keys: []string{k}})
+			case 1:
+				h.apply(t, op{kind: opGetDel, key: k})
+			case 2:
+				h.apply(t, op{kind: opDel, keys: []string{k, keys[rng.IntN(len(keys))], keys[rng.IntN(len(keys))]}})
+			}
+		}
+		h.verifyKeys(t, keys)
+		h.apply(t, op{kind: opAdvance, adv: 2 * time.Second})
+		h.apply(t, op{kind: opReap})
+		h.verifyKeys(t, keys)
+		h.check(t)
 	}
 }
