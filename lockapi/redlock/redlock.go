@@ -309,22 +309,25 @@ type reply struct {
 	err error
 }
 
-// round calls fn on every node in parallel, each under its own deadline,
-// and returns the replies in node order once all have answered. A yes that
-// races with its node's deadline still counts: the validity check measures
-// the whole round, so a late answer can only shorten the validity.
+// round calls fn on every node in parallel under one deadline (all calls
+// start together, so one context serves them all), the first node on the
+// calling goroutine, and returns the replies in node order once all have
+// answered. A yes that races with the deadline still counts: the validity
+// check measures the whole round, so a late answer can only shorten the
+// validity.
 func (r *Redlock) round(ctx context.Context, timeout time.Duration, fn func(ctx context.Context, b lockapi.Backend) reply) []reply {
 	replies := make([]reply, len(r.nodes))
+	rctx, cancel := r.clock.WithTimeout(ctx, timeout)
+	defer cancel()
 	var wg sync.WaitGroup
-	for i, b := range r.nodes {
+	for i := 1; i < len(r.nodes); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nctx, cancel := r.clock.WithTimeout(ctx, timeout)
-			defer cancel()
-			replies[i] = fn(nctx, b)
+			replies[i] = fn(rctx, r.nodes[i])
 		}()
 	}
+	replies[0] = fn(rctx, r.nodes[0])
 	wg.Wait()
 	return replies
 }
