@@ -88,13 +88,12 @@ func TestRealServersKill(t *testing.T) {
 			defer cancel()
 
 			var (
-				inside, shared atomic.Int64
-				successes      atomic.Int64
-				progress       = make(chan struct{}, 1)
-				wg             sync.WaitGroup
+				m        = newExclusion()
+				wg       sync.WaitGroup
+				stop     = make(chan struct{})
+				retry    = lockapi.WithRetry(lockapi.LimitRetry(lockapi.LinearBackoff(time.Millisecond), 5000))
+				progress = m.progress
 			)
-			stop := make(chan struct{})
-			retry := lockapi.WithRetry(lockapi.LimitRetry(lockapi.LinearBackoff(time.Millisecond), 5000))
 			for w := 0; w < 4; w++ {
 				wg.Add(1)
 				go func() {
@@ -116,26 +115,17 @@ func TestRealServersKill(t *testing.T) {
 							t.Errorf("Obtain: %v", err)
 							return
 						}
-						if k := inside.Add(1); k != 1 {
-							t.Errorf("%d holders inside the critical section", k)
-						}
-						v := shared.Load() // read-modify-write that loses updates without exclusion
-						shared.Store(v + 1)
-						inside.Add(-1)
+						m.section(nil)
 						// A lock held on a bare majority that included the
 						// killed server cannot be confirmed released: an
 						// *redlock.Error, the lock then expires by itself.
 						if err := l.Release(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, redlock.ErrNoQuorum) {
 							t.Errorf("Release: %v", err)
 						}
-						successes.Add(1)
-						select {
-						case progress <- struct{}{}:
-						default:
-						}
 					}
 				}()
 			}
+			successes := &m.sections
 			waitFor := func(target int64) {
 				for successes.Load() < target {
 					select {
@@ -156,8 +146,8 @@ func TestRealServersKill(t *testing.T) {
 			t.Logf("after kill: %v", time.Since(t0))
 			close(stop)
 			wg.Wait()
-			if got, want := shared.Load(), successes.Load(); got != want {
-				t.Fatalf("shared counter = %d after %d critical sections: mutual exclusion was broken", got, want)
+			if err := m.check(); err != nil {
+				t.Fatal(err)
 			}
 			t.Logf("%d critical sections, %d of them after killing %s", successes.Load(), successes.Load()-atKill, cl.names[0])
 
@@ -176,6 +166,68 @@ func TestRealServersKill(t *testing.T) {
 				t.Fatalf("failed nodes = %v, want the dead servers %v", got, dead)
 			}
 		})
+	}
+}
+
+// exclusion checks mutual exclusion from inside critical sections: a
+// section that finds another one running is a violation, and a counter
+// updated by a non-atomic read-modify-write loses updates when sections
+// overlap.
+type exclusion struct {
+	inside, shared, sections, violations atomic.Int64
+	progress                             chan struct{} // nudged after each section
+}
+
+func newExclusion() *exclusion { return &exclusion{progress: make(chan struct{}, 1)} }
+
+// section runs one critical section; pause, if not nil, runs between the
+// counter's read and its write.
+func (m *exclusion) section(pause func()) {
+	if m.inside.Add(1) != 1 {
+		m.violations.Add(1)
+	}
+	v := m.shared.Load()
+	if pause != nil {
+		pause()
+	}
+	m.shared.Store(v + 1)
+	m.inside.Add(-1)
+	m.sections.Add(1)
+	select {
+	case m.progress <- struct{}{}:
+	default:
+	}
+}
+
+// check reports any violation seen.
+func (m *exclusion) check() error {
+	if n, got, want := m.violations.Load(), m.shared.Load(), m.sections.Load(); n > 0 || got != want {
+		return fmt.Errorf("mutual exclusion broken: %d overlapping sections, counter %d after %d sections", n, got, want)
+	}
+	return nil
+}
+
+// TestExclusionCatchesOverlap plants the bug the exclusion checker exists
+// for: two critical sections running at once, with no lock. Each pauses
+// until the other is inside, so the overlap is certain.
+func TestExclusionCatchesOverlap(t *testing.T) {
+	m := newExclusion()
+	var both sync.WaitGroup
+	both.Add(2)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.section(func() { both.Done(); both.Wait() })
+		}()
+	}
+	wg.Wait()
+	if err := m.check(); err == nil {
+		t.Fatalf("check() = nil after two overlapping sections, want an error")
+	}
+	if m.violations.Load() == 0 || m.shared.Load() != 1 {
+		t.Fatalf("violations, counter = %d, %d, want > 0, 1 (a lost update)", m.violations.Load(), m.shared.Load())
 	}
 }
 
