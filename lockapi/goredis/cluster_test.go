@@ -3,6 +3,7 @@ package goredis_test
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -17,11 +18,11 @@ import (
 	"github.com/nxkv/nxkv/lockapi/goredis"
 )
 
-// startClusterNode starts a one-node Redis Cluster (cluster mode on, every
-// slot assigned to it) on a free loopback port, killed by PID at cleanup.
-// internal/redistest has no cluster mode, so this launches redis-server
-// itself, with redistest's rule for a missing binary.
-func startClusterNode(t *testing.T) *redis.ClusterClient {
+// startProcess runs redis-server with args (plus a free loopback port and
+// no persistence) and kills it by PID at cleanup; it returns the address.
+// internal/redistest has no cluster or sentinel mode, so these tests launch
+// redis-server themselves, with redistest's rule for a missing binary.
+func startProcess(t *testing.T, args ...string) string {
 	t.Helper()
 	bin := redistest.Binary(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -30,13 +31,9 @@ func startClusterNode(t *testing.T) *redis.ClusterClient {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	dir := t.TempDir()
-	cmd := exec.Command(bin,
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no",
-		"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-		"--dir", dir, "--loglevel", "warning",
-	)
+	args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -45,7 +42,16 @@ func startClusterNode(t *testing.T) *redis.ClusterClient {
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// startClusterNode starts a one-node Redis Cluster (cluster mode on, every
+// slot assigned to it) and returns a cluster client for it.
+func startClusterNode(t *testing.T) *redis.ClusterClient {
+	t.Helper()
+	dir := t.TempDir()
+	addr := startProcess(t, "--cluster-enabled", "yes",
+		"--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--dir", dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	// go-redis's own dial retries wait for the server to listen.
@@ -100,5 +106,37 @@ func TestCluster(t *testing.T) {
 				t.Fatalf("Release(%q) = %v, %v", key, ok, err)
 			}
 		}
+	}
+}
+
+// TestSentinel runs the Backend through a Sentinel failover client: a
+// master started by redistest, one sentinel monitoring it, and
+// redis.NewUniversalClient with MasterName.
+func TestSentinel(t *testing.T) {
+	master := redistest.Start(t)
+	host, port, _ := net.SplitHostPort(master.Addr)
+	conf := filepath.Join(t.TempDir(), "sentinel.conf")
+	if err := os.WriteFile(conf, []byte("sentinel monitor nxkv "+host+" "+port+" 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sentinel := startProcess(t, conf, "--sentinel")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	uc := redis.NewUniversalClient(&redis.UniversalOptions{
+		Addrs: []string{sentinel}, MasterName: "nxkv", DisableIdentity: true,
+		DialerRetries: 100, // rides out the sentinel's start-up
+	})
+	t.Cleanup(func() { uc.Close() })
+	b := goredis.New(uc)
+	fence, ok, err := b.Acquire(ctx, "s", "v", time.Minute)
+	if !ok || err != nil || fence != 1 {
+		t.Fatalf("Acquire through Sentinel = %d, %v, %v, want 1, true, nil", fence, ok, err)
+	}
+	direct, _ := newClient(t, master.Addr)
+	if v := direct.Get(ctx, "s").Val(); v != "v" {
+		t.Fatalf("GET s on the master = %q, want v", v)
+	}
+	if ok, err := b.Release(ctx, "s", "v"); !ok || err != nil {
+		t.Fatalf("Release through Sentinel = %v, %v", ok, err)
 	}
 }
