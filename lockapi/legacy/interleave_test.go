@@ -189,7 +189,13 @@ func simProperty(prog func(Options) func(*sim) program) func(*rapid.T) {
 	}
 }
 
+// The naive recovery's bug is found after about 30 random runs on average
+// (see the Catches tests), so rapid's default of 100 runs would miss a bug
+// that hard one time in twenty; run more.
+const simChecks = "400"
+
 func TestGetSetMutualExclusionRandom(t *testing.T) {
+	setFlagDefault(t, "rapid.checks", simChecks)
 	rapid.Check(t, simProperty(realProgram))
 }
 
@@ -234,6 +240,7 @@ func TestRandomCheckerCatchesNaiveRecovery(t *testing.T) {
 	// and spend up to 30 s shrinking the schedule.
 	setFlag(t, "rapid.nofailfile", "true")
 	setFlag(t, "rapid.shrinktime", "2s")
+	setFlag(t, "rapid.checks", "2000") // it stops at the first failure
 	rec := &recorder{name: t.Name()}
 	rapid.Check(rec, simProperty(naiveProgram))
 	if !rec.failed {
@@ -245,6 +252,20 @@ func TestRandomCheckerCatchesNaiveRecovery(t *testing.T) {
 	_, summary, _ := strings.Cut(rec.log.String(), "[rapid] ")
 	summary, _, _ = strings.Cut(summary, "\n")
 	t.Logf("caught: %s; shrunk schedule ends:\n%s", summary, lastLines(rec.log.String(), 12))
+}
+
+// TestRandomCheckerCatchesStuckLock runs the same checker over a client whose
+// GET never lets it see an expired lock, and requires the progress check to
+// fail.
+func TestRandomCheckerCatchesStuckLock(t *testing.T) {
+	setFlag(t, "rapid.nofailfile", "true")
+	setFlag(t, "rapid.shrinktime", "2s")
+	setFlag(t, "rapid.checks", "2000") // it stops at the first failure
+	rec := &recorder{name: t.Name()}
+	rapid.Check(rec, simProperty(stuckProgram))
+	if !rec.failed || !strings.Contains(rec.log.String(), "no live client acquired the lock") {
+		t.Fatalf("rapid.Check(stuck) = failed %v, want a progress failure; log:\n%s", rec.failed, lastLines(rec.log.String(), 40))
+	}
 }
 
 func lastLines(s string, n int) string {
@@ -314,5 +335,15 @@ func TestWeaknessStaleGetSet(t *testing.T) {
 	if !c1.holding || !c3.holding || len(s.holders()) != 2 {
 		t.Fatalf("c1 holding = %v, c3 holding = %v, want both (the documented pause weakness)\n%s",
 			c1.holding, c3.holding, s.dump())
+	}
+}
+
+// setFlagDefault is setFlag unless the flag was given on the command line.
+func setFlagDefault(t *testing.T, name, value string) {
+	t.Helper()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	if !given {
+		setFlag(t, name, value)
 	}
 }

@@ -72,6 +72,9 @@ func (s *stepKV) Get(ctx context.Context, key string) (string, bool, error) {
 		return "", false, errCrashed
 	}
 	v, ok, _ := s.kv.Get(ctx, key)
+	if ok && s.c.sim.getLies {
+		v = "99999999999" // planted bug: every lock looks held for ages
+	}
 	s.c.sim.tracef("%s GET -> %q %v", s.c, v, ok)
 	return v, ok, s.pause()
 }
@@ -138,6 +141,7 @@ type sim struct {
 	kv      *memKV
 	clients []*simClient
 	trace   []string
+	getLies bool // planted bug for the progress check: see stepKV.Get
 }
 
 func newSim(start time.Time, n int, prog func(s *sim) program) *sim {
@@ -373,4 +377,14 @@ func (s *sim) ops() []string {
 		}
 	}
 	return out
+}
+
+// stuckProgram is realProgram over a KV whose GET lies that every lock is
+// held far into the future, so expired locks are never taken over: a planted
+// bug for the progress check.
+func stuckProgram(opts Options) func(s *sim) program {
+	return func(s *sim) program {
+		s.getLies = true
+		return realProgram(opts)(s)
+	}
 }
