@@ -41,8 +41,19 @@
 // code that works against one node keeps working against a Cluster. The
 // mapping is not injective ("orders" and "{orders}" share "{orders}:fence"):
 // such keys share a counter, which keeps each key's tokens strictly
-// increasing, only with gaps. Do not use lock keys that end in ":fence" for
-// other data. WithoutFencing drops the counter (SET NX PX only, fence 0).
+// increasing, only with gaps. Counters live in the same keyspace as locks:
+// store nothing else under a counter's name, and avoid lock keys that are
+// themselves counter names (ending in ":fence"). WithoutFencing drops the
+// counter (SET NX PX only, fence 0).
+//
+// # Time
+//
+// TTLs travel as PX milliseconds, rounded up, so the server never holds a
+// lock for less than the caller asked; PTTL reports whole milliseconds. The
+// deadline is the server's clock plus the TTL, as in Redis.
+//
+// The tests run the lockapi conformance suite against a real redis-server
+// and exercise a Sentinel failover client and a one-node Cluster.
 //
 // # Errors
 //
