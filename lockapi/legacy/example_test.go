@@ -8,6 +8,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/nxkv/nxkv/engine"
+	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/legacy"
 )
 
@@ -49,4 +50,36 @@ func Example() {
 	// b after a's time passed: true 1795338063
 	// a's late release: true
 	// b's release: <nil>
+}
+
+// ExampleNewBackend uses the legacy protocol through lockapi.Client, here
+// over the in-process engine; with lockapi/goredis.LegacyKV it would share
+// locks with legacy applications on a Redis server.
+func ExampleNewBackend() {
+	e := engine.New(engine.Options{})
+	defer e.Close()
+	clk := clock.NewMock()
+	clk.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	b, err := legacy.NewBackend(legacy.Engine(e), legacy.Options{Clock: clk})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := lockapi.New(b, lockapi.WithClock(clk))
+	ctx := context.Background()
+
+	l, err := c.Obtain(ctx, "lock.foo", 30*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	stored, _ := e.Get("lock.foo")
+	fmt.Println("stored:", stored) // a timestamp, not the client's token
+	ttl, _ := l.TTL(ctx)
+	fmt.Println("ttl:", ttl)
+	fmt.Println("release:", l.Release(ctx))
+	// Output:
+	// stored: 1795338031
+	// ttl: 30s
+	// release: <nil>
 }
