@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -272,7 +273,7 @@ func (w forgetfulCascade) Advance(now int64, fire func(*Node[int])) {
 func TestModelCatchesPlantedBugs(t *testing.T) {
 	for _, f := range []struct{ name, value string }{
 		{"rapid.nofailfile", "true"}, // a planted failure is expected: keep testdata clean
-		{"rapid.shrinktime", "2s"},
+		{"rapid.shrinktime", "1s"},
 	} {
 		old := flag.Lookup(f.name).Value.String()
 		if err := flag.Set(f.name, f.value); err != nil {
@@ -336,4 +337,58 @@ func (r *recordTB) Failed() bool              { return r.failed }
 func (r *recordTB) fail(msg string) {
 	r.failed = true
 	r.msgs = append(r.msgs, msg)
+}
+
+// TestWheelMatchesModelManyNodes is a seeded soak beside the rapid property:
+// thousands of nodes, so buckets hold many nodes and cascades move many at
+// once, checked against the same kind of map after every Advance.
+func TestWheelMatchesModelManyNodes(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		rng := rand.New(rand.NewPCG(seed, 2026))
+		w := New[int](epoch2026, 0)
+		nodes := make([]Node[int], 2000)
+		model := map[int]int64{}
+		spans := []int64{1 << 20, 50 << 20, int64(time.Minute), int64(time.Hour), int64(40 * 24 * time.Hour), int64(3 * 365 * 24 * time.Hour)}
+		for i := range nodes {
+			nodes[i].Value = i
+		}
+		for op := range 40_000 {
+			i := rng.IntN(len(nodes))
+			switch r := rng.IntN(10); {
+			case r < 6:
+				d := w.Now() - int64(time.Second) + rng.Int64N(spans[rng.IntN(len(spans))])
+				w.Schedule(&nodes[i], d)
+				model[i] = d
+			case r < 8:
+				w.Cancel(&nodes[i])
+				delete(model, i)
+			default:
+				now := w.Now() + rng.Int64N(spans[rng.IntN(len(spans)-1)])/8
+				fired := 0
+				w.Advance(now, func(n *Node[int]) {
+					if d, ok := model[n.Value]; !ok || d > now {
+						t.Fatalf("seed %d op %d: node %d fired at %d, model deadline %d, %v", seed, op, n.Value, now, d, ok)
+					}
+					delete(model, n.Value)
+					fired++
+				})
+				for i, d := range model {
+					if d <= now {
+						t.Fatalf("seed %d op %d: node %d not fired: deadline %d <= now %d", seed, op, i, d, now)
+					}
+				}
+				if next, ok := w.NextDeadline(); ok && (next <= now || next > slices.Min(slices.Collect(maps.Values(model)))) {
+					t.Fatalf("seed %d op %d: NextDeadline() = %d out of (now, earliest]", seed, op, next)
+				}
+			}
+			if w.Len() != len(model) {
+				t.Fatalf("seed %d op %d: Len() = %d, want %d", seed, op, w.Len(), len(model))
+			}
+			if op%5000 == 0 {
+				if err := w.verify(); err != nil {
+					t.Fatalf("seed %d op %d: %v", seed, op, err)
+				}
+			}
+		}
+	}
 }
