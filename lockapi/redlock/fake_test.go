@@ -25,7 +25,7 @@ type fakeNode struct {
 	t     testing.TB
 	clock *clock.Mock
 
-	acquires, releases atomic.Int32 // calls that reached the node
+	acquires, releases, refreshes atomic.Int32 // calls that reached the node
 
 	mu   sync.Mutex
 	eng  *engine.Engine  // guarded by mu
@@ -90,6 +90,7 @@ func (n *fakeNode) Release(ctx context.Context, key, value string) (bool, error)
 }
 
 func (n *fakeNode) Refresh(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	n.refreshes.Add(1)
 	be, err := n.backend(ctx)
 	if err != nil {
 		return false, err
