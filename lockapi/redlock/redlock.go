@@ -10,7 +10,9 @@
 // round: the same key and value are sent to every node at once, each node
 // call bounded by a per-node timeout (a context deadline on the Redlock's
 // clock) well below the TTL, and the round ends when every node answered or
-// timed out.
+// timed out. A round waits for every node's call to return, so Backends must
+// return promptly once their ctx ends (lockapi/goredis and lockapi/inproc
+// do); no goroutine outlives the call that started it.
 //
 //   - Acquire succeeds when a majority (N/2+1) of nodes stored the value
 //     and the validity ttl - elapsed - drift is still positive. Otherwise
