@@ -50,7 +50,7 @@ func defaultConfig() config {
 		IdleWindow:     2 * time.Second,
 		SweepEvery:     100 * time.Millisecond,
 		MemKeys:        1 << 20,
-		ReclaimTimeout: 10 * time.Second,
+		ReclaimTimeout: 5 * time.Second,
 	}
 }
 
