@@ -16,7 +16,7 @@ const ttl = time.Minute
 
 // guard bounds how long the suite waits in real time for something a
 // correct backend does at once; it only matters when a backend is broken.
-const guard = 10 * time.Second
+const guard = 5 * time.Second
 
 type suite struct {
 	t   *testing.T
@@ -41,6 +41,7 @@ var cases = []testCase{
 	{"FencingOrder", testFencing},
 	{"CtxCancel", testCtxCancel},
 	{"LostSignal", testLost},
+	{"InstantWake", testInstantWake},
 	{"TTLReport", testTTL},
 	{"Metadata", testMetadata},
 	{"CallerToken", testCallerToken},

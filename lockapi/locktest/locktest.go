@@ -7,7 +7,12 @@
 // release, compare-and-expire refresh, expiry after the TTL, ErrNotHeld for a
 // lock that expired or was taken (without touching the new holder), fencing
 // tokens strictly increasing per key (when Env.Fencing), ctx cancellation,
-// the lost-lock signal, TTL reporting, metadata and bad input.
+// the lost-lock signal, waiters woken by a release or an expiry without
+// polling (when Env.Instant), TTL reporting, metadata and bad input.
+//
+// The suite's own tests plant flaws in a reference backend (an
+// unconditional delete, an overwriting acquire, restarting fences, no
+// expiry, no notifications) and check that the suite fails on each.
 //
 // Every case uses its own key (derived from the subtest name) and TTLs of a
 // minute or more, so a backend with a real clock (Redis) does not expire

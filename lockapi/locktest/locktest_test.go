@@ -58,7 +58,7 @@ func TestPlanted(t *testing.T) {
 		{"acquire-overwrites", []string{"Acquire", "ContendNoRetry", "BackendContract"}},
 		{"fence-restarts", []string{"FencingOrder", "BackendContract"}},
 		{"no-expiry", []string{"ExpiryFrees", "StealAfterExpiry", "LostSignal"}},
-		{"no-notify", []string{"LostSignal"}},
+		{"no-notify", []string{"LostSignal", "InstantWake"}},
 	} {
 		t.Run(tc.flaw, func(t *testing.T) {
 			t.Parallel()
