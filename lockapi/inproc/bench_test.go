@@ -143,20 +143,45 @@ func BenchmarkBaselineMapMutex(b *testing.B) {
 
 // BenchmarkHandoff measures the latency from the start of a Release to the
 // return of the Obtain of a waiter blocked on the same key, with 8 waiters
-// (real clock). With FIFO the waiters take turns, so every acquisition is a
-// hand-off to a blocked waiter woken by the engine's Watch. It reports the
-// median and the 99th percentile.
+// (real clock), and reports the median and the 99th percentile.
+//
+// fifo: one FIFO Client; the waiters take turns, so each acquisition is a
+// hand-off to the queue head, normally blocked on the engine's Watch (or,
+// if the holder was very quick, still making its attempt).
+// unfair: a plain Client; a releaser does not try again before someone
+// else acquired, so the lock goes to one of the other 7 goroutines: those
+// blocked in Obtain are all woken by the release and race for it, and the
+// previous releaser, just entering Obtain, may win with its first attempt.
 func BenchmarkHandoff(b *testing.B) {
-	const waiters = 8
+	for _, fifo := range []bool{true, false} {
+		name := "unfair"
+		if fifo {
+			name = "fifo"
+		}
+		b.Run(name+",waiters=8", func(b *testing.B) { benchHandoff(b, 8, fifo) })
+	}
+}
+
+func benchHandoff(b *testing.B, waiters int, fifo bool) {
 	e := engine.New(engine.Options{})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.WithFIFO())
+	var opts []lockapi.ClientOption
+	if fifo {
+		opts = append(opts, lockapi.WithFIFO())
+	}
+	c := lockapi.New(inproc.New(e, inproc.Options{}), opts...)
 	ctx := context.Background()
 	retry := lockapi.WithRetry(lockapi.LinearBackoff(time.Hour))
 	base := time.Now()
 	var releasedAt atomic.Int64 // ns since base at the start of the last Release; 0 before the first
-	var remaining atomic.Int64
+	var remaining, completed atomic.Int64
 	remaining.Store(int64(b.N))
+	allDone := make(chan struct{})
+	// turn is closed by the next acquirer, letting the previous holder
+	// (unfair mode) compete again.
+	var turn atomic.Pointer[chan struct{}]
+	first := make(chan struct{})
+	turn.Store(&first)
 	lat := make([][]int64, waiters)
 	var wg sync.WaitGroup
 	b.ReportAllocs()
@@ -175,10 +200,21 @@ func BenchmarkHandoff(b *testing.B) {
 				if r := releasedAt.Load(); r != 0 {
 					lat[w] = append(lat[w], now-r)
 				}
+				mine := make(chan struct{})
+				close(*turn.Swap(&mine))
+				if completed.Add(1) == int64(b.N) {
+					close(allDone)
+				}
 				releasedAt.Store(int64(time.Since(base)))
 				if err := l.Release(ctx); err != nil {
 					b.Error(err)
 					return
+				}
+				if !fifo {
+					select {
+					case <-mine:
+					case <-allDone:
+					}
 				}
 			}
 		}()
