@@ -440,6 +440,9 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 	stop.Store(true)
 	<-advDone
 	<-reapDone
+	if err := engine.Verify(e); err != nil {
+		t.Errorf("after the round: engine.Verify = %v, want nil", err)
+	}
 
 	var history []porcupine.Operation
 	for _, h := range histories {

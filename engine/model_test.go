@@ -653,6 +653,7 @@ type tester interface {
 
 type harness struct {
 	sut kv
+	eng *engine.Engine // the engine under sut, for engine.Verify
 	clk *clock.Mock
 	m   *model
 	// watches holds one pending Watch per alphabet key, renewed after it
@@ -953,6 +954,16 @@ func (h *harness) check(t tester) {
 		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
 	}
 	h.checkWatches(t, now)
+	h.verifyInternals(t)
+}
+
+// verifyInternals runs the engine's own invariant checker (map, timer
+// wheel, recycler, watchers; engine.Verify from export_test.go).
+func (h *harness) verifyInternals(t tester) {
+	t.Helper()
+	if err := engine.Verify(h.eng); err != nil {
+		t.Fatalf("engine.Verify = %v, want nil (now %s)", err, fmtNow(h.now()))
+	}
 }
 
 // checkWatches verifies that each pending watch fired exactly if its key
@@ -1015,7 +1026,7 @@ func newHarness(wrap func(*engine.Engine, *clock.Mock) kv) (*harness, func()) {
 	if wrap != nil {
 		sut = wrap(e, clk)
 	}
-	h := &harness{sut: sut, clk: clk, m: newModel()}
+	h := &harness{sut: sut, eng: e, clk: clk, m: newModel()}
 	return h, func() {
 		h.stopWatches()
 		_ = e.Close()
@@ -1087,6 +1098,7 @@ func (h *harness) verifyKeys(t tester, keys []string) {
 	if n := h.sut.Len(); n < live || n > held {
 		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
 	}
+	h.verifyInternals(t)
 }
 
 // TestModelBulk runs the model over thousands of keys, enough for shards to
