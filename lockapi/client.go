@@ -28,8 +28,10 @@ type Client struct {
 
 const (
 	prefixLen = 16
-	// TokenLen is the length of the tokens a Client generates.
-	TokenLen = prefixLen + 16
+	// TokenLen is the length of the tokens a Client generates: 16
+	// characters of the Client's random prefix (base64url), then 16
+	// hexadecimal digits of its acquisition counter.
+	TokenLen = 32
 )
 
 // New returns a Client over b. It reads 12 random bytes from crypto/rand

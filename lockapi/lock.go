@@ -37,8 +37,8 @@ type lockExtra struct {
 	lost        chan struct{}             // guarded by Lock.mu: created by Lost, closed on loss
 	monitorOn   bool                      // guarded by Lock.mu: the monitor goroutine runs
 	cancels     []context.CancelCauseFunc // guarded by Lock.mu: contexts from Lock.Context
-	stopMonitor context.CancelFunc
-	monitorDone chan struct{}
+	stopMonitor context.CancelFunc        // guarded by Lock.mu: cancels the monitor's ctx
+	monitorDone chan struct{}             // guarded by Lock.mu: closed when the monitor exits
 }
 
 // extraLocked returns l.x, creating it.
