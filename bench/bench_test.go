@@ -371,9 +371,10 @@ func TestReportFormats(t *testing.T) {
 	res.Expiry = []ExpiryRow{{Peer: "x", Scenario: "together", Keys: 1, ReclaimMs: -1}}
 	res.skip("raw", "Redis peers", "test")
 
+	res.Targets = evaluateTargets(res)
 	var out bytes.Buffer
 	printReport(&out, res)
-	for _, want := range []string{"## Raw operations", "## Lock cycle", "## Expiry", "## Memory per key", "Not available", "never"} {
+	for _, want := range []string{"## Raw operations", "## Lock cycle", "## Expiry", "## Memory per key", "Not available", "never", "## Targets"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -517,5 +518,51 @@ func TestRedisServerKilled(t *testing.T) {
 	}
 	if v, err := redisVersion(addr); err == nil {
 		t.Fatalf("redisVersion(%s) = %s after close, want an error", addr, v)
+	}
+}
+
+func TestEvaluateTargets(t *testing.T) {
+	row := func(peer, op string, ns float64) RawRow {
+		return RawRow{Peer: peer, Op: op, Keys: 1024, Goroutines: 1, NsPerOp: ns, OpsPerSec: summary{Median: 1e9 / ns}}
+	}
+	find := func(ts []Target, name string) Target {
+		for _, x := range ts {
+			if strings.HasPrefix(x.Name, name) {
+				return x
+			}
+		}
+		return Target{}
+	}
+	tests := []struct {
+		name     string
+		engineNs float64
+		xsyncNs  float64
+		want     string
+	}{
+		{name: "within 1.5x", engineNs: 14, xsyncNs: 10, want: "met"},
+		{name: "twice as slow", engineNs: 20, xsyncNs: 10, want: "MISSED"},
+	}
+	for _, tt := range tests {
+		r := &Results{Config: config{HotKeys: 1024, BigKeys: 1 << 20}}
+		for _, op := range rawOps() {
+			r.Raw = append(r.Raw, row(peerEngine, op.Name, tt.engineNs), row(peerXsync, op.Name, tt.xsyncNs), row(peerOtter, op.Name, 100))
+		}
+		got := find(evaluateTargets(r), "raw ops without TTL")
+		if got.Status != tt.want {
+			t.Errorf("%s: status = %q, want %q (%s)", tt.name, got.Status, tt.want, got.Detail)
+		}
+	}
+	// A missing peer is n/a, never met.
+	r := &Results{Config: config{HotKeys: 1024}, Raw: []RawRow{row(peerEngine, "Get", 10)}}
+	if got := find(evaluateTargets(r), "raw ops without TTL"); got.Status != "n/a" {
+		t.Errorf("without xsync: status = %q, want n/a", got.Status)
+	}
+	// Lock targets: 500x is a miss.
+	r = &Results{Locks: []LockRow{
+		{Peer: "nxkv lockapi (in-process)", Scenario: "uncontended", Goroutines: 1, CyclesPS: summary{Median: 5e6}, NsPerCycle: 200},
+		{Peer: baselineLockPeer, Scenario: "uncontended", Goroutines: 1, CyclesPS: summary{Median: 1e4}, NsPerCycle: 1e5},
+	}}
+	if got := find(evaluateTargets(r), "lock cycle: nxkv in process"); got.Status != "MISSED" {
+		t.Errorf("500x: status = %q, want MISSED (%s)", got.Status, got.Detail)
 	}
 }

@@ -123,6 +123,7 @@ func run(args []string) (code int) {
 		runMemoryWorkload(cfg, res)
 	}
 	res.Elapsed = time.Since(res.Started).Round(time.Second).String()
+	res.Targets = evaluateTargets(res)
 	printReport(os.Stdout, res)
 	if *jsonOut != "" {
 		if err := writeJSON(*jsonOut, res); err != nil {
@@ -207,6 +208,7 @@ func printReport(w io.Writer, r *Results) {
 	printLocks(w, r)
 	printExpiry(w, r)
 	printMemory(w, r)
+	printTargets(w, r)
 	printSkipped(w, r)
 }
 

@@ -28,6 +28,7 @@ type Results struct {
 	Memory      []MemRow          `json:"memory,omitempty"`
 	Skipped     []Skip            `json:"skipped,omitempty"`
 	LockRetries string            `json:"lock_retry_settings,omitempty"`
+	Targets     []Target          `json:"targets,omitempty"`
 }
 
 // Skip records a peer or workload left out of the run, and why.
