@@ -21,8 +21,8 @@ type modelLock struct {
 	l        *lockapi.Lock
 	key      string
 	lost     <-chan struct{} // nil if Lost was not called
-	released bool // its Release succeeded
-	gone     bool // no longer held: released, expired or taken
+	released bool            // its Release succeeded
+	gone     bool            // no longer held: released, expired or taken
 }
 
 // lockModel is the reference: per key, which lock holds it until when.
