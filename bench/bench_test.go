@@ -437,6 +437,9 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	if code := run([]string{"-only", "nonsense"}); code != 2 {
 		t.Errorf("run(-only nonsense) = %d, want 2", code)
 	}
+	if code := run([]string{"-peers", "("}); code != 2 {
+		t.Errorf("run(-peers '(') = %d, want 2", code)
+	}
 	if code := run([]string{"-no-such-flag"}); code != 2 {
 		t.Errorf("run(-no-such-flag) = %d, want 2", code)
 	}

@@ -422,6 +422,9 @@ func runExpiryWorkload(cfg config, res *Results) {
 	keys := makeKeys(cfg.ExpiryKeys)
 	res.IdleFloor = idleFloor(cfg)
 	for _, p := range expPeers(cfg) {
+		if !cfg.want(p.Name) {
+			continue
+		}
 		for _, sc := range []struct {
 			name string
 			f    func(config, expPeer, []string) (ExpiryRow, error)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -29,10 +30,14 @@ type config struct {
 	IdleWindow time.Duration // window over which idle CPU is measured
 	SweepEvery time.Duration // period of the full-scan peer's sweep
 	MemKeys    int           // keys in the memory measurement
-	// RedisTimeout bounds waiting for a redis-server to reclaim keys (not
-	// used for in-process peers).
+	// ReclaimTimeout bounds waiting for a store to reclaim expired keys.
 	ReclaimTimeout time.Duration
+	// Peers, when set, selects the peers whose name it matches (-peers).
+	Peers *regexp.Regexp `json:"-"`
 }
+
+// want reports whether the peer named name runs.
+func (c config) want(name string) bool { return c.Peers == nil || c.Peers.MatchString(name) }
 
 func defaultConfig() config {
 	return config{

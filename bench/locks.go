@@ -633,6 +633,9 @@ func runLockWorkload(cfg config, env *environment, res *Results) {
 		ug = append(ug, procs)
 	}
 	for pi, p := range peers {
+		if !cfg.want(p.Name) {
+			continue
+		}
 		le, err := p.Setup()
 		if err != nil {
 			res.skip("locks", p.Name, err.Error())

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -40,10 +41,11 @@ func run(args []string) (code int) {
 	quick := fs.Bool("quick", false, "smaller key sets and shorter repetitions: finishes in under a minute")
 	jsonOut := fs.String("json", "", "write machine-readable results to `FILE`")
 	svgOut := fs.String("svg", "", "write a bar chart of the headline ratios to `FILE`")
-	redisAddr := fs.String("redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb* and nxblock* are written and deleted)")
+	redisAddr := fs.String("redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and {nxblock*}:fence are written and deleted; use a scratch server)")
 	noRedis := fs.Bool("no-redis", false, "skip the Redis peers")
 	only := fs.String("only", "raw,locks,expiry,memory", "comma-separated `workloads` to run")
 	reps := fs.Int("reps", 0, "repetitions per measurement (0: mode default)")
+	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -54,6 +56,14 @@ func run(args []string) (code int) {
 	}
 	if *reps > 0 {
 		cfg.Reps = *reps
+	}
+	if *peers != "" {
+		re, err := regexp.Compile(*peers)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -peers: %v\n", err)
+			return 2
+		}
+		cfg.Peers = re
 	}
 	want := map[string]bool{}
 	for _, w := range strings.Split(*only, ",") {

@@ -129,6 +129,9 @@ func memPeers() []memPeer {
 // each peer.
 func runMemoryWorkload(cfg config, res *Results) {
 	for _, p := range memPeers() {
+		if !cfg.want(p.Name) {
+			continue
+		}
 		for _, ttl := range []bool{false, true} {
 			h0 := heapAfterGC()
 			store, closeFn, err := p.Fill(cfg.MemKeys, ttl)

@@ -51,8 +51,14 @@ func nxkvRedisLockPeer(t *target) lockPeer {
 		opts := []lockapi.Option{lockapi.WithRetry(lockapi.LinearBackoff(pollDelay))}
 		return &lockEnv{
 			newLocker: func(key string) locker { return &nxkvLocker{c: c, key: key, opts: opts} },
-			reset:     func(key string) { rc.Del(context.Background(), key) },
-			close:     func() { _ = rc.Close() },
+			reset: func(key string) {
+				keys := []string{key}
+				if fk, err := goredis.FenceKey(key); err == nil {
+					keys = append(keys, fk) // the fencing counter, so -redis servers are left clean
+				}
+				rc.Del(context.Background(), keys...)
+			},
+			close: func() { _ = rc.Close() },
 		}, nil
 	}}
 }

@@ -285,6 +285,9 @@ func runRawWorkload(cfg config, peers []kvPeer, res *Results) {
 		sets = append(sets, ks)
 	}
 	for _, p := range peers {
+		if !cfg.want(p.Name) {
+			continue
+		}
 		for _, ks := range sets {
 			s, err := p.New()
 			if err != nil {
