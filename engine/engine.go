@@ -27,14 +27,16 @@
 // # Clock
 //
 // Each operation reads the clock at most once, inside its critical section,
-// and only when it needs the time: Get, Exists, CompareAndDelete and the like
-// read it only for keys that have a deadline, and Set, SetNX and GetSet of a
-// key without a deadline read none. With Options.Clock nil the engine uses a
-// fast real clock: it records time.Now() at New and afterwards adds the
-// monotonic time elapsed since then, which costs one monotonic clock read
-// instead of time.Now's two (wall and monotonic), and is immune to wall-clock
-// steps. Deadlines are Unix nanoseconds on that time line. An injected clock
-// (for example a github.com/benbjohnson/clock Mock) is read with Now.
+// and only when it needs the time: Get, SetNX, GetSet, CompareAndDelete and
+// the like read it only for keys that have a deadline, Set never reads it,
+// and the operations that compute a deadline (SetPX, SetNXPX, PExpire...)
+// always do. With Options.Clock nil the engine uses a fast real clock: it
+// records time.Now() at New and afterwards adds the monotonic time elapsed
+// since then, which costs one monotonic clock read instead of time.Now's
+// wall and monotonic reads, and is immune to wall-clock steps after New.
+// Deadlines are Unix nanoseconds on that time line. An injected clock (for
+// example a github.com/benbjohnson/clock Mock) is read with Now. The reaper
+// sleeps on timers of the same clock, so advancing a Mock fires them.
 //
 // # Expiry and reclamation
 //
@@ -403,17 +405,14 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 }
 
 // Set stores value under key and clears any TTL, as Redis SET without
-// options. It never fails, is safe for concurrent use and reads the clock
-// only if key holds a value with a deadline (an expired one is replaced).
+// options. It never fails, is safe for concurrent use and never reads the
+// clock: the result is the same whether a stored key had expired or not.
 func (e *Engine) Set(key, value string) {
 	s := e.m.Shard(key)
-	var c opClock
 	s.Lock()
-	n := s.LoadLocked(key)
-	if n != nil && n.Value.exp != 0 {
-		n = e.checkLocked(s, n, &c)
-	}
-	if n != nil {
+	// An expired node is reused as is: overwriting it with no deadline is
+	// exactly deleting it and storing a new key (watchers fire either way).
+	if n := s.LoadLocked(key); n != nil {
 		e.updateLocked(s, n, value, 0)
 	} else {
 		e.insertLocked(s, key, value, 0)
@@ -953,7 +952,8 @@ func (e *Engine) Len() int { return e.m.Len() }
 // Failed conditional writes and reads are not changes. key need not exist.
 // To wait for a change without missing one, call Watch before checking the
 // key's state. stop releases the watch (its channel then never closes); it
-// is idempotent and safe to call after the channel closed. Watch is safe for
+// is idempotent and safe to call after the channel closed. After Close, an
+// expiry is seen only when the key is next accessed or Reap runs. Watch is safe for
 // concurrent use; an expired key found by Watch is deleted (a change, so
 // earlier watchers fire) before the new watch starts.
 func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {

@@ -514,6 +514,7 @@ func TestClockReads(t *testing.T) {
 		}
 	}
 	check("Set", 0, func() { e.Set("p", "v") })
+	check("Set(TTL)", 0, func() { e.SetNXPX("q", "v", time.Minute); reads = 0; e.Set("q", "v") })
 	check("Get(no TTL)", 0, func() { e.Get("p") })
 	check("SetNX(no TTL)", 0, func() { e.SetNX("p", "v") })
 	check("GetSet(no TTL)", 0, func() { e.GetSet("p", "v") })
