@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -66,7 +67,7 @@ func New(b Backend, opts ...ClientOption) *Client {
 // expires after ttl). Obtain is safe for concurrent use.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
 	if ttl <= 0 {
-		return nil, ErrInvalidTTL
+		return nil, fmt.Errorf("%w: obtain %q with ttl %v", ErrInvalidTTL, key, ttl)
 	}
 	if key == "" {
 		return nil, ErrInvalidKey

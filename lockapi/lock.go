@@ -116,7 +116,7 @@ func (l *Lock) Release(ctx context.Context) error {
 // wraps ctx.Err() when ctx ended.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if ttl <= 0 {
-		return ErrInvalidTTL
+		return fmt.Errorf("%w: refresh %q with ttl %v", ErrInvalidTTL, l.key, ttl)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("lockapi: refresh %q: %w", l.key, err)
