@@ -867,6 +867,28 @@ func (e *Engine) PTTL(key string) (ttl time.Duration, ok bool) {
 	return ttl, ok
 }
 
+// GetPTTL returns key's value and remaining time to live in one critical
+// section, as Redis MULTI GET PTTL EXEC (a lock client reads its lock's TTL
+// and checks its token at once). ok is false if key is absent or expired;
+// ttl is NoExpiry if it has no deadline, and 0 at its deadline. It is safe
+// for concurrent use and reads the clock only if key has a deadline. It is
+// an addition to the Redis command set.
+func (e *Engine) GetPTTL(key string) (value string, ttl time.Duration, ok bool) {
+	s := e.m.Shard(key)
+	var c opClock
+	s.Lock()
+	n := e.liveLocked(s, key, &c)
+	switch {
+	case n == nil:
+	case n.Value.exp == 0:
+		value, ttl, ok = n.Value.value, NoExpiry, true
+	default:
+		value, ttl, ok = n.Value.value, time.Duration(n.Value.exp-e.at(&c)), true
+	}
+	s.Unlock()
+	return value, ttl, ok
+}
+
 // Persist removes key's TTL, as Redis PERSIST, and reports whether it did:
 // false if key is absent, expired or has no TTL. It is safe for concurrent
 // use.

@@ -663,3 +663,24 @@ func TestZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestGetPTTL(t *testing.T) {
+	e, mc := newTestEngine(t)
+	check := func(wantV string, wantTTL time.Duration, wantOK bool) {
+		t.Helper()
+		if v, ttl, ok := e.GetPTTL("k"); v != wantV || ttl != wantTTL || ok != wantOK {
+			t.Fatalf("GetPTTL(k) = %q, %v, %v, want %q, %v, %v", v, ttl, ok, wantV, wantTTL, wantOK)
+		}
+	}
+	check("", 0, false)
+	e.Set("k", "v")
+	check("v", NoExpiry, true)
+	e.SetPX("k", "w", time.Second)
+	mc.Add(time.Second)
+	check("w", 0, true) // at the deadline
+	mc.Add(time.Nanosecond)
+	check("", 0, false)
+	if e.Len() != 0 {
+		t.Fatalf("Len() = %d, want 0 (GetPTTL deletes an expired key)", e.Len())
+	}
+}
