@@ -125,3 +125,22 @@ func ExampleWithAutoRefresh() {
 	// outlived its 30s TTL: true
 	// lost: true
 }
+
+// ExampleLock_Lost reacts to losing a lock: on the in-process backend the
+// channel closes as soon as the key is expired, deleted or overwritten.
+func ExampleLock_Lost() {
+	e := engine.New(engine.Options{})
+	defer e.Close()
+	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	ctx := context.Background()
+
+	l, _ := c.Obtain(ctx, "leader", time.Minute)
+	lost := l.Lost()
+	e.Set("leader", "an operator's manual override") // someone overwrites the lock
+	<-lost
+	fmt.Println(errors.Is(l.Err(), lockapi.ErrLost), errors.Is(l.Err(), lockapi.ErrNotHeld))
+	fmt.Println(errors.Is(l.Release(ctx), lockapi.ErrNotHeld))
+	// Output:
+	// true true
+	// true
+}

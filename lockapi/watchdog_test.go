@@ -185,3 +185,26 @@ func TestWatchdogManualRefreshAfterExhaustion(t *testing.T) {
 		}
 	})
 }
+
+// TestWaiterWakesWithinTicksOfExpiry: with the real clock (in a bubble), a
+// waiter blocked on a lock that is never released acquires it within two
+// wheel ticks (about 2ms) of the holder's deadline, woken by the engine's
+// reaper, while its own retry delay is an hour.
+func TestWaiterWakesWithinTicksOfExpiry(t *testing.T) {
+	bubble(t, true, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		start := time.Now()
+		if _, err := c.Obtain(context.Background(), "k", 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		l, err := c.Obtain(context.Background(), "k", time.Second, lockapi.WithRetry(lockapi.LinearBackoff(time.Hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited := time.Since(start)
+		if waited <= 100*time.Millisecond || waited > 103*time.Millisecond {
+			t.Errorf("waiter acquired %v after the holder's 100ms lock was taken, want within (100ms, 103ms]", waited)
+		}
+		t.Logf("waiter acquired %v after the holder's 100ms lock was taken", waited)
+		l.Release(context.Background())
+	})
+}
