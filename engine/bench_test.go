@@ -10,7 +10,6 @@ package engine
 import (
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -329,7 +328,6 @@ func benchParallel(b *testing.B, g int, setup func(keys []string) func(k string)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var wg sync.WaitGroup
-	var next atomic.Int64
 	per := b.N / g
 	for w := range g {
 		wg.Add(1)
@@ -339,7 +337,6 @@ func benchParallel(b *testing.B, g int, setup func(keys []string) func(k string)
 			for i := 0; i < per; i++ {
 				op(mine[i&(hotKeys-1)])
 			}
-			next.Add(int64(per))
 		}()
 	}
 	wg.Wait()
