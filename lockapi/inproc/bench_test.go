@@ -25,57 +25,43 @@ func benchKeys(n int) []string {
 }
 
 // BenchmarkObtainRelease is one uncontended Obtain+Release cycle through
-// lockapi on the in-process backend (real clock).
+// lockapi on the in-process backend (real clock): on one key, or cycling
+// over 4096 keys; with and without fencing tokens; and on a FIFO Client,
+// which passes every Obtain through its per-key queue.
 func BenchmarkObtainRelease(b *testing.B) {
-	for _, fencing := range []bool{true, false} {
-		for _, keys := range []int{1, 4096} {
-			name := "same-key"
-			if keys > 1 {
-				name = "distinct-keys"
+	for _, tc := range []struct {
+		name          string
+		keys          int
+		fencing, fifo bool
+	}{
+		{"same-key,fencing", 1, true, false},
+		{"distinct-keys,fencing", 4096, true, false},
+		{"same-key,no-fencing", 1, false, false},
+		{"distinct-keys,no-fencing", 4096, false, false},
+		{"same-key,fencing,fifo", 1, true, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			e := engine.New(engine.Options{})
+			defer e.Close()
+			var opts []lockapi.ClientOption
+			if tc.fifo {
+				opts = append(opts, lockapi.WithFIFO())
 			}
-			if fencing {
-				name += ",fencing"
-			} else {
-				name += ",no-fencing"
-			}
-			b.Run(name, func(b *testing.B) {
-				e := engine.New(engine.Options{})
-				defer e.Close()
-				c := lockapi.New(inproc.New(e, inproc.Options{NoFencing: !fencing}))
-				ks := benchKeys(keys)
-				ctx := context.Background()
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					l, err := c.Obtain(ctx, ks[i%len(ks)], time.Minute)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := l.Release(ctx); err != nil {
-						b.Fatal(err)
-					}
+			c := lockapi.New(inproc.New(e, inproc.Options{NoFencing: !tc.fencing}), opts...)
+			ks := benchKeys(tc.keys)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				l, err := c.Obtain(ctx, ks[i%len(ks)], time.Minute)
+				if err != nil {
+					b.Fatal(err)
 				}
-			})
-		}
-	}
-}
-
-// BenchmarkObtainReleaseFIFO is the same cycle on a FIFO Client, which
-// passes every Obtain through its per-key queue.
-func BenchmarkObtainReleaseFIFO(b *testing.B) {
-	e := engine.New(engine.Options{})
-	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.WithFIFO())
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		l, err := c.Obtain(ctx, "bench:lock", time.Minute)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := l.Release(ctx); err != nil {
-			b.Fatal(err)
-		}
+				if err := l.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
