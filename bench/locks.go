@@ -681,7 +681,7 @@ const baselineLockPeer = "Redis go-redis SETNX lock"
 func lockCell(r LockRow) string { return fmt.Sprintf("%s/%d", r.Scenario, r.Goroutines) }
 
 func inprocLockPeers() []lockPeer {
-	return []lockPeer{nxkvInprocLockPeer(false), nxkvInprocLockPeer(true), mapMutexLockPeer(), mutexPeer()}
+	return []lockPeer{nxkvInprocLockPeer(""), nxkvInprocLockPeer("nofence"), nxkvInprocLockPeer("fifo"), mapMutexLockPeer(), mutexPeer()}
 }
 
 func (e *environment) lockPeers() []lockPeer {

@@ -15,20 +15,26 @@ import (
 const inprocWindow = 100 * time.Millisecond
 
 // nxkvInprocLockPeer is nxkv's lockapi over the in-process engine, with the
-// defaults a user gets (fencing tokens on) and optionally FIFO waiters.
-func nxkvInprocLockPeer(fifo bool) lockPeer {
+// defaults a user gets (fencing tokens on), or with FIFO waiters, or without
+// fencing (to show what the fencing counter costs).
+func nxkvInprocLockPeer(variant string) lockPeer {
 	name := "nxkv lockapi (in-process)"
 	var copts []lockapi.ClientOption
-	if fifo {
+	var bopts inproc.Options
+	switch variant {
+	case "fifo":
 		name = "nxkv lockapi (in-process, FIFO)"
 		copts = append(copts, lockapi.WithFIFO())
+	case "nofence":
+		name = "nxkv lockapi (in-process, NoFencing)"
+		bopts.NoFencing = true
 	}
 	return lockPeer{Name: name, Setup: func() (*lockEnv, error) {
 		e, err := newEngine()
 		if err != nil {
 			return nil, err
 		}
-		c := lockapi.New(inproc.New(e, inproc.Options{}), copts...)
+		c := lockapi.New(inproc.New(e, bopts), copts...)
 		opts := []lockapi.Option{lockapi.WithRetry(lockapi.LinearBackoff(inprocWindow))}
 		return &lockEnv{
 			newLocker: func(key string) locker { return &nxkvLocker{c: c, key: key, opts: opts} },
