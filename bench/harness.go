@@ -62,16 +62,16 @@ func defaultConfig() config {
 func quickConfig() config {
 	c := defaultConfig()
 	c.Reps = 3
-	c.RepDur = 15 * time.Millisecond
+	c.RepDur = 10 * time.Millisecond
 	c.Warmup = 5 * time.Millisecond
 	c.BigKeys = 1 << 16
-	c.LockDur = 50 * time.Millisecond
-	c.ExpiryKeys = 1 << 16
+	c.LockDur = 30 * time.Millisecond
+	c.ExpiryKeys = 1 << 15
 	c.ExpiryLead = 300 * time.Millisecond
 	c.Spread = 300 * time.Millisecond
 	c.IdleWindow = 250 * time.Millisecond
 	c.MemKeys = 1 << 16
-	c.ReclaimTimeout = 3 * time.Second
+	c.ReclaimTimeout = 2 * time.Second
 	return c
 }
 
