@@ -450,3 +450,16 @@ func BenchmarkBig(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkParallelBaselineXXHash calibrates the parallel benchmarks: pure
+// computation with no shared memory, so it shows how much of a 2x speed-up
+// the machine gives at all.
+func BenchmarkParallelBaselineXXHash(b *testing.B) {
+	for _, g := range []int{1, 2} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			benchParallel(b, g, func(keys []string) func(string) {
+				return func(k string) { xxhash.Sum64String(k) }
+			})
+		})
+	}
+}
