@@ -26,19 +26,21 @@ func benchKeys(n int) []string {
 
 // BenchmarkObtainRelease is one uncontended Obtain+Release cycle through
 // lockapi on the in-process backend (real clock): on one key, or cycling
-// over 4096 keys; with and without fencing tokens; and on a FIFO Client,
-// which passes every Obtain through its per-key queue.
+// over 4096 keys; with and without fencing tokens; on a FIFO Client, which
+// passes every Obtain through its per-key queue; and with Lost called, which
+// starts (and Release stops) a loss-monitor goroutine.
 func BenchmarkObtainRelease(b *testing.B) {
 	for _, tc := range []struct {
-		name          string
-		keys          int
-		fencing, fifo bool
+		name                string
+		keys                int
+		fencing, fifo, lost bool
 	}{
-		{"same-key,fencing", 1, true, false},
-		{"distinct-keys,fencing", 4096, true, false},
-		{"same-key,no-fencing", 1, false, false},
-		{"distinct-keys,no-fencing", 4096, false, false},
-		{"same-key,fencing,fifo", 1, true, true},
+		{"same-key,fencing", 1, true, false, false},
+		{"distinct-keys,fencing", 4096, true, false, false},
+		{"same-key,no-fencing", 1, false, false, false},
+		{"distinct-keys,no-fencing", 4096, false, false, false},
+		{"same-key,fencing,fifo", 1, true, true, false},
+		{"same-key,fencing,lost-monitor", 1, true, false, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			e := engine.New(engine.Options{})
@@ -56,6 +58,9 @@ func BenchmarkObtainRelease(b *testing.B) {
 				l, err := c.Obtain(ctx, ks[i%len(ks)], time.Minute)
 				if err != nil {
 					b.Fatal(err)
+				}
+				if tc.lost {
+					l.Lost() // starts the loss monitor goroutine
 				}
 				if err := l.Release(ctx); err != nil {
 					b.Fatal(err)
