@@ -41,10 +41,11 @@
 // Without a Watcher backend, Obtain sleeps each delay the strategy returns
 // and tries again, until the strategy stops (ErrNotObtained) or ctx is done.
 //
-// With a Watcher backend (the in-process engine), Obtain does not poll. It
-// arms a watch on the key before each attempt, so a release or expiry
-// between the attempt and the wait cannot be missed, and retries the moment
-// the key changes. The strategy then only bounds the total wait: its delays
+// With a Watcher backend (the in-process engine), Obtain does not poll.
+// After a failed first attempt it arms a watch on the key and tries again,
+// and it re-arms the watch before every later attempt, so a release or
+// expiry between an attempt and the wait cannot be missed; it retries the
+// moment the key changes. The strategy then only bounds the total wait: its delays
 // become consecutive waiting windows. A change of the key inside a window
 // causes an immediate retry that does not consume the strategy; at the end
 // of a window Obtain tries once more (a safety net for watchers that may drop
@@ -63,8 +64,8 @@
 //
 // Lock.Lost returns a channel closed when the Client learns the lock is
 // gone: on a Watcher backend at once when the key is expired, overwritten or
-// deleted (the Client re-checks ownership after each change it is told
-// about); on other backends when a Refresh, TTL or Release call finds the
+// deleted (the first call to Lost checks ownership and starts a monitor that
+// re-checks it after each change the backend reports); on other backends when a Refresh, TTL or Release call finds the
 // lock not held, or when the watchdog gives up. A successful Release is not a
 // loss: it stops the monitoring and Lost stays open. Lock.Err reports why the
 // lock was lost. Lock.Context gives a context canceled on loss or Release,
