@@ -89,5 +89,8 @@
 //
 // Obtain runs in the caller's goroutine. A Lock starts at most one
 // goroutine, and only when needed: for the watchdog, or for loss detection
-// once Lost is called on a Watcher backend. It exits on Release or loss.
+// once Lost (or Context) is called on a Watcher backend. It exits on Release
+// or loss; on the in-process backend an unreleased lock is lost when it
+// expires, which needs the engine running: release locks before closing
+// their engine.
 package lockapi

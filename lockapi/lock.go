@@ -32,13 +32,13 @@ type Lock struct {
 
 // lockExtra is the state of a Lock that uses Lost or a watchdog.
 type lockExtra struct {
-	refresh     AutoRefresh               // watchdog settings; immutable
-	deadline    time.Time                 // guarded by Lock.mu: local end of validity, tracked with a watchdog
-	lost        chan struct{}             // guarded by Lock.mu: created by Lost, closed on loss
-	monitorOn   bool                      // guarded by Lock.mu: the monitor goroutine runs
-	cancels     []context.CancelCauseFunc // guarded by Lock.mu: contexts from Lock.Context
-	stopMonitor context.CancelFunc        // guarded by Lock.mu: cancels the monitor's ctx
-	monitorDone chan struct{}             // guarded by Lock.mu: closed when the monitor exits
+	refresh     AutoRefresh                           // watchdog settings; immutable
+	deadline    time.Time                             // guarded by Lock.mu: local end of validity, tracked with a watchdog
+	lost        chan struct{}                         // guarded by Lock.mu: created by Lost, closed on loss
+	monitorOn   bool                                  // guarded by Lock.mu: the monitor goroutine runs
+	cancels     map[*context.CancelCauseFunc]struct{} // guarded by Lock.mu: live contexts from Lock.Context
+	stopMonitor context.CancelFunc                    // guarded by Lock.mu: cancels the monitor's ctx
+	monitorDone chan struct{}                         // guarded by Lock.mu: closed when the monitor exits
 }
 
 // extraLocked returns l.x, creating it.
@@ -222,7 +222,17 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 		cancel(ErrReleased)
 	default:
 		x := l.extraLocked()
-		x.cancels = append(x.cancels, cancel)
+		if x.cancels == nil {
+			x.cancels = make(map[*context.CancelCauseFunc]struct{})
+		}
+		key := &cancel
+		x.cancels[key] = struct{}{}
+		return ctx, func() {
+			cancel(context.Canceled)
+			l.mu.Lock()
+			delete(x.cancels, key)
+			l.mu.Unlock()
+		}
 	}
 	return ctx, func() { cancel(context.Canceled) }
 }
@@ -232,8 +242,8 @@ func (l *Lock) cancelContextsLocked(cause error) {
 	if l.x == nil {
 		return
 	}
-	for _, cancel := range l.x.cancels {
-		cancel(cause)
+	for cancel := range l.x.cancels {
+		(*cancel)(cause)
 	}
 	l.x.cancels = nil
 }
