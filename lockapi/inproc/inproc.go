@@ -64,7 +64,9 @@ type Options struct {
 	// DefaultFencePrefix.
 	FencePrefix string
 	// NoFencing turns fencing off: Acquire is a single SET NX PX and
-	// returns fence 0, and no counter keys are created.
+	// returns fence 0, and no counter keys are created. Use it when nothing
+	// checks fences, in particular when locking an unbounded number of
+	// distinct keys (each would leave its counter behind).
 	NoFencing bool
 }
 
