@@ -110,3 +110,77 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 		})
 	}
 }
+
+// TestInvariantsConcurrent races writers, readers, watchers, Reap and the
+// reaper (the clock advanced by one goroutine) over a few keys, checking the
+// invariants while they run and after. Run it under -race.
+func TestInvariantsConcurrent(t *testing.T) {
+	e, mc := newTestEngine(t)
+	const workers, steps = 4, 20000
+	done := make(chan struct{})
+	errs := make(chan error, workers+2)
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			rng := rand.New(rand.NewPCG(uint64(w), 11))
+			for range steps {
+				k := "k" + strconv.Itoa(rng.IntN(16))
+				ttl := time.Duration(rng.IntN(4000)+1) * time.Microsecond
+				switch rng.IntN(9) {
+				case 0:
+					e.SetNXPX(k, "v", ttl)
+				case 1:
+					e.CompareAndDelete(k, "v")
+				case 2:
+					e.CompareAndPExpire(k, "v", ttl)
+				case 3:
+					e.Set(k, "v")
+				case 4:
+					e.Get(k)
+				case 5:
+					e.Del(k, "k"+strconv.Itoa(rng.IntN(16)))
+				case 6:
+					_, stop := e.Watch(k)
+					if rng.IntN(2) == 0 {
+						stop()
+					}
+				case 7:
+					e.Persist(k)
+				case 8:
+					e.Reap()
+				}
+			}
+		}()
+	}
+	stopClock := make(chan struct{})
+	clockDone := make(chan struct{})
+	go func() { // the one clock advancer
+		defer close(clockDone)
+		for {
+			select {
+			case <-stopClock:
+				return
+			default:
+				mc.Add(500 * time.Microsecond)
+				if err := e.verify(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}
+	}()
+	for range workers {
+		<-done
+	}
+	close(stopClock)
+	<-clockDone
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	mc.Add(time.Second)
+	e.Reap()
+	if err := e.verify(); err != nil {
+		t.Fatal(err)
+	}
+}
