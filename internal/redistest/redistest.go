@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,8 +44,10 @@ func Binary(t testing.TB) string {
 
 // Start launches a redis-server on a free loopback port with persistence off
 // and registers its termination (by PID, SIGKILL) with t.Cleanup, which also
-// runs when the test panics.
-func Start(t testing.TB) *Server {
+// runs when the test panics. It returns once the server answers PING. args
+// go first on the command line, so a config file may lead them (Sentinel:
+// Start(t, conf, "--sentinel")); cluster options are fine too.
+func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin := Binary(t)
 	var lastErr error
@@ -54,7 +57,7 @@ func Start(t testing.TB) *Server {
 			lastErr = err
 			continue
 		}
-		s, err := launch(bin, port)
+		s, err := launch(bin, port, args)
 		if err != nil {
 			lastErr = err
 			continue
@@ -84,8 +87,8 @@ func (s *Server) PID() int {
 	return s.cmd.Process.Pid
 }
 
-func launch(bin string, port int) (*Server, error) {
-	cmd := exec.Command(bin,
+func launch(bin string, port int, args []string) (*Server, error) {
+	args = append(slices.Clip(args),
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -94,6 +97,7 @@ func launch(bin string, port int) (*Server, error) {
 		"--loglevel", "warning",
 		"--daemonize", "no",
 	)
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

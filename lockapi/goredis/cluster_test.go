@@ -4,11 +4,8 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,30 +16,10 @@ import (
 )
 
 // startProcess runs redis-server with args (plus a free loopback port and
-// no persistence) and kills it by PID at cleanup; it returns the address.
-// internal/redistest has no cluster or sentinel mode, so these tests launch
-// redis-server themselves, with redistest's rule for a missing binary.
+// no persistence), killed by PID at cleanup, and returns its address.
 func startProcess(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := redistest.Binary(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
-	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-	})
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	return redistest.Start(t, args...).Addr
 }
 
 // startClusterNode starts a one-node Redis Cluster (cluster mode on, every
