@@ -210,7 +210,12 @@ func (e *Engine) readClock() int64 {
 
 // now returns the current time for an operation and reports it to the hook.
 func (e *Engine) now() int64 {
-	t := e.readClock()
+	var t int64
+	if e.clk == nil { // readClock, inlined by hand: one call less per read
+		t = e.wall0 + int64(time.Since(e.mono0))
+	} else {
+		t = e.clk.Now().UnixNano()
+	}
 	if e.nowHook != nil {
 		e.nowHook(t)
 	}
@@ -413,7 +418,13 @@ func (e *Engine) Set(key, value string) {
 	// An expired node is reused as is: overwriting it with no deadline is
 	// exactly deleting it and storing a new key (watchers fire either way).
 	if n := s.LoadLocked(key); n != nil {
-		e.updateLocked(s, n, value, 0)
+		n.Value.value = value // updateLocked(s, n, value, 0), inlined by hand
+		if n.Value.exp != 0 {
+			e.setExpLocked(s, n, 0)
+		}
+		if len(s.Aux.watchers) != 0 {
+			e.notifyLocked(s, key)
+		}
 	} else {
 		e.insertLocked(s, key, value, 0)
 	}
@@ -591,7 +602,13 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 	}
 	if n != nil {
 		old, ok = n.Value.value, true
-		e.updateLocked(s, n, value, 0)
+		n.Value.value = value // updateLocked(s, n, value, 0), inlined by hand
+		if n.Value.exp != 0 {
+			e.setExpLocked(s, n, 0)
+		}
+		if len(s.Aux.watchers) != 0 {
+			e.notifyLocked(s, key)
+		}
 	} else {
 		e.insertLocked(s, key, value, 0)
 	}
