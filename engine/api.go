@@ -32,12 +32,14 @@ var (
 // Options configures an Engine. The zero value selects every default.
 type Options struct {
 	// Shards is the number of shards, rounded up to a power of two;
-	// 0 selects a default scaled to GOMAXPROCS.
+	// 0 selects the next power of two at or above 8*GOMAXPROCS, at least 16.
 	Shards int
 	// Clock is the time source for deadlines and the reaper; nil selects the
 	// real clock (read through the monotonic clock, see the package doc).
 	Clock clock.Clock
 	// Tick is the timer wheel's resolution; 0 selects about one millisecond.
+	// The reaper reclaims an expired key within about two ticks of its
+	// deadline.
 	Tick time.Duration
 }
 
