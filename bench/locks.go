@@ -275,6 +275,15 @@ func (l redsyncLocker) unlock(ctx context.Context) error {
 
 // ---- measurement ----
 
+// measurement is one cell of the lock workload for one peer, run in steps
+// so that the workload can interleave the peers' repetitions: a burst of
+// load from other processes then hits every peer alike.
+type measurement struct {
+	warm func()         // an untimed run
+	rep  func()         // one timed repetition
+	row  func() LockRow // the summary; called once, after the repetitions
+}
+
 // exclusionCheck counts the holders inside a critical section; a holder
 // entering while another is inside is a mutual exclusion violation.
 type exclusionCheck struct {
@@ -291,7 +300,7 @@ func (c *exclusionCheck) enter() {
 func (c *exclusionCheck) leave() { c.holders.Add(-1) }
 
 // measureUncontended runs lock/unlock cycles, each goroutine on its own key.
-func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag string) LockRow {
+func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag string) *measurement {
 	keys := make([]string, g)
 	lockers := make([]locker, g)
 	for i := range keys {
@@ -366,29 +375,33 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 		}
 		return perSec, allocs, allocOps, samples
 	}
-	oneRep(cfg.Warmup, false)
 	var rates []float64
 	var all []int64
 	var allocs uint64
 	var allocOps int64
-	for range cfg.Reps {
-		ps, a, ao, s := oneRep(cfg.LockDur, g == 1)
-		rates = append(rates, ps)
-		allocs += a
-		allocOps += ao
-		all = append(all, s...)
+	return &measurement{
+		warm: func() { oneRep(cfg.Warmup, false) },
+		rep: func() {
+			ps, a, ao, s := oneRep(cfg.LockDur, g == 1)
+			rates = append(rates, ps)
+			allocs += a
+			allocOps += ao
+			all = append(all, s...)
+		},
+		row: func() LockRow {
+			row := LockRow{Scenario: "uncontended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1, Errors: errs.Load()}
+			if row.CyclesPS.Median > 0 {
+				row.NsPerCycle = 1e9 / row.CyclesPS.Median
+			}
+			if allocOps > 0 {
+				row.Allocs = float64(allocs) / float64(allocOps)
+			}
+			for _, k := range keys {
+				env.reset(k)
+			}
+			return row
+		},
 	}
-	row := LockRow{Scenario: "uncontended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1, Errors: errs.Load()}
-	if row.CyclesPS.Median > 0 {
-		row.NsPerCycle = 1e9 / row.CyclesPS.Median
-	}
-	if allocOps > 0 {
-		row.Allocs = float64(allocs) / float64(allocOps)
-	}
-	for _, k := range keys {
-		env.reset(k)
-	}
-	return row
 }
 
 // measureContended runs g goroutines cycling on one key. The hand-off
@@ -396,7 +409,7 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 // acquisition by a different goroutine; re-acquisitions by the releasing
 // goroutine itself are counted separately (SelfPct), as they hand nothing
 // off.
-func measureContended(cfg config, env *lockEnv, g int, tag string) LockRow {
+func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement {
 	key := fmt.Sprintf("nxblock:%s:c%d", tag, g)
 	lockers := make([]locker, g)
 	for i := range lockers {
@@ -468,27 +481,31 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) LockRow {
 		env.reset(key)
 		return float64(total) / elapsed.Seconds(), samples, waits, self, total
 	}
-	oneRep(cfg.Warmup)
 	var rates []float64
 	var all, waits []int64
 	var self, total int64
-	for range cfg.Reps {
-		ps, s, w, sf, t := oneRep(cfg.LockDur)
-		rates = append(rates, ps)
-		all = append(all, s...)
-		waits = append(waits, w...)
-		self += sf
-		total += t
+	return &measurement{
+		warm: func() { oneRep(cfg.Warmup) },
+		rep: func() {
+			ps, s, w, sf, t := oneRep(cfg.LockDur)
+			rates = append(rates, ps)
+			all = append(all, s...)
+			waits = append(waits, w...)
+			self += sf
+			total += t
+		},
+		row: func() LockRow {
+			row := LockRow{Scenario: "contended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Wait: quantiles(waits), Allocs: -1,
+				Violations: excl.violations.Load(), Errors: errs.Load()}
+			if row.CyclesPS.Median > 0 {
+				row.NsPerCycle = 1e9 / row.CyclesPS.Median
+			}
+			if total > 0 {
+				row.SelfPct = float64(self) / float64(total) * 100
+			}
+			return row
+		},
 	}
-	row := LockRow{Scenario: "contended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Wait: quantiles(waits), Allocs: -1,
-		Violations: excl.violations.Load(), Errors: errs.Load()}
-	if row.CyclesPS.Median > 0 {
-		row.NsPerCycle = 1e9 / row.CyclesPS.Median
-	}
-	if total > 0 {
-		row.SelfPct = float64(self) / float64(total) * 100
-	}
-	return row
 }
 
 // generation is a channel closed at the next acquisition: a releasing
@@ -519,7 +536,7 @@ func (g *generation) advance() {
 // is then a hand-off, timed from the holder starting Release to the next
 // holder's Obtain returning. For polling clients this is bounded below by
 // how long a waiter sleeps between tries.
-func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag string) LockRow {
+func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag string) *measurement {
 	g := waiters + 1
 	hold := handoffHold
 	if network {
@@ -605,34 +622,40 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 		env.reset(key)
 		return float64(total) / elapsed.Seconds(), samples, total
 	}
-	oneRep(cfg.Warmup)
 	var rates []float64
 	var all []int64
-	for range cfg.Reps {
-		ps, s, _ := oneRep(cfg.LockDur)
-		rates = append(rates, ps)
-		all = append(all, s...)
+	return &measurement{
+		warm: func() { oneRep(cfg.Warmup) },
+		rep: func() {
+			ps, s, _ := oneRep(cfg.LockDur)
+			rates = append(rates, ps)
+			all = append(all, s...)
+		},
+		row: func() LockRow {
+			row := LockRow{Scenario: "handoff", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1,
+				Violations: excl.violations.Load(), Errors: errs.Load()}
+			if row.CyclesPS.Median > 0 {
+				row.NsPerCycle = 1e9 / row.CyclesPS.Median
+			}
+			return row
+		},
 	}
-	row := LockRow{Scenario: "handoff", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1,
-		Violations: excl.violations.Load(), Errors: errs.Load()}
-	if row.CyclesPS.Median > 0 {
-		row.NsPerCycle = 1e9 / row.CyclesPS.Median
-	}
-	return row
 }
 
 // runLockWorkload measures every lock peer uncontended (1 and GOMAXPROCS
-// goroutines on distinct keys) and contended (cfg.Contenders goroutines on
-// one key), then fills in the ratio to the go-redis lock on real Redis.
+// goroutines on distinct keys), contended (cfg.Contenders goroutines on one
+// key) and handing off to cfg.Waiters blocked waiters, then fills in the
+// ratio to the go-redis lock on real Redis. Within each scenario the peers'
+// repetitions are interleaved (rep 1 of every peer, then rep 2, ...).
 func runLockWorkload(cfg config, env *environment, res *Results) {
 	res.LockRetries = lockRetrySettings
-	peers := append(inprocLockPeers(), env.lockPeers()...)
-	procs := runtime.GOMAXPROCS(0)
-	ug := []int{1}
-	if procs > 1 {
-		ug = append(ug, procs)
+	type setUp struct {
+		p   lockPeer
+		env *lockEnv
+		tag string
 	}
-	for pi, p := range peers {
+	var peers []setUp
+	for pi, p := range append(inprocLockPeers(), env.lockPeers()...) {
 		if !cfg.want(p.Name) {
 			continue
 		}
@@ -641,26 +664,53 @@ func runLockWorkload(cfg config, env *environment, res *Results) {
 			res.skip("locks", p.Name, err.Error())
 			continue
 		}
-		tag := fmt.Sprint(pi)
-		for _, g := range ug {
-			row := measureUncontended(cfg, le, g, p.Network, tag)
-			row.Peer = p.Name
-			res.Locks = append(res.Locks, row)
-			progress("locks %-34s uncontended %2dg %10.0f cycles/s  %s/cycle", p.Name, g, row.CyclesPS.Median, fmtNs(row.NsPerCycle))
+		peers = append(peers, setUp{p: p, env: le, tag: fmt.Sprint(pi)})
+	}
+	defer func() {
+		for _, su := range peers {
+			su.env.close()
 		}
-		for _, g := range cfg.Contenders {
-			row := measureContended(cfg, le, g, tag)
-			row.Peer = p.Name
-			res.Locks = append(res.Locks, row)
-			progress("locks %-34s contended %2dg %10.0f cycles/s  hand-off p50 %s p99 %s (self %.0f%%)",
-				p.Name, g, row.CyclesPS.Median, fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), row.SelfPct)
+	}()
+	type scenario struct {
+		name string
+		g    int
+		make func(su setUp) *measurement
+	}
+	var scs []scenario
+	ug := []int{1}
+	if procs := runtime.GOMAXPROCS(0); procs > 1 {
+		ug = append(ug, procs)
+	}
+	for _, g := range ug {
+		scs = append(scs, scenario{"uncontended", g, func(su setUp) *measurement {
+			return measureUncontended(cfg, su.env, g, su.p.Network, su.tag)
+		}})
+	}
+	for _, g := range cfg.Contenders {
+		scs = append(scs, scenario{"contended", g, func(su setUp) *measurement { return measureContended(cfg, su.env, g, su.tag) }})
+	}
+	scs = append(scs, scenario{"handoff", cfg.Waiters + 1, func(su setUp) *measurement {
+		return measureHandoff(cfg, su.env, cfg.Waiters, su.p.Network, su.tag)
+	}})
+	for _, sc := range scs {
+		progress("locks: %s, %d goroutines, %d peers x %d repetitions", sc.name, sc.g, len(peers), cfg.Reps)
+		ms := make([]*measurement, len(peers))
+		for i, su := range peers {
+			ms[i] = sc.make(su)
+			ms[i].warm()
 		}
-		row := measureHandoff(cfg, le, cfg.Waiters, p.Network, tag)
-		row.Peer = p.Name
-		res.Locks = append(res.Locks, row)
-		progress("locks %-34s hand-off %d waiters %10.0f hand-offs/s  p50 %s p99 %s p999 %s",
-			p.Name, cfg.Waiters, row.CyclesPS.Median, fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999))
-		le.close()
+		for range cfg.Reps {
+			for _, m := range ms {
+				m.rep()
+			}
+		}
+		for i, m := range ms {
+			row := m.row()
+			row.Peer = peers[i].p.Name
+			res.Locks = append(res.Locks, row)
+			progress("locks %-36s %-11s %2dg %10.0f cycles/s  %s/cycle  latency p50 %s p99 %s",
+				row.Peer, sc.name, row.Goroutines, row.CyclesPS.Median, fmtNs(row.NsPerCycle), fmtNs(row.Latency.P50), fmtNs(row.Latency.P99))
+		}
 		runtime.GC()
 	}
 	base := map[string]float64{}
