@@ -42,11 +42,11 @@ func (c config) want(name string) bool { return c.Peers == nil || c.Peers.MatchS
 func defaultConfig() config {
 	return config{
 		Reps:           7,
-		RepDur:         60 * time.Millisecond,
+		RepDur:         50 * time.Millisecond,
 		Warmup:         30 * time.Millisecond,
 		HotKeys:        1 << 10,
 		BigKeys:        1 << 20,
-		LockDur:        150 * time.Millisecond,
+		LockDur:        100 * time.Millisecond,
 		Contenders:     []int{2, 8, 64},
 		Waiters:        8,
 		ExpiryKeys:     1 << 20,

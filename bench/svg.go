@@ -206,22 +206,23 @@ func drawPanel(b *bytes.Buffer, p panel, y int) int {
 			return math.Log10(v/lo) / math.Log10(hi/lo) * w
 		}
 	}
+	// Rows first (into their own buffer) so the grid can go underneath.
 	top := y
+	var rows bytes.Buffer
 	group := ""
 	for _, br := range p.bars {
 		if br.group != "" && br.group != group {
 			group = br.group
-			fmt.Fprintf(b, `<text x="20" y="%d" font-size="12" font-weight="bold">%s</text>`+"\n", y+12, xmlEscape(group))
+			fmt.Fprintf(&rows, `<text x="20" y="%d" font-size="12" font-weight="bold">%s</text>`+"\n", y+12, xmlEscape(group))
 			y += rowHeight
 		}
 		bw := math.Max(1, scale(br.value))
-		fmt.Fprintf(b, `<text x="%d" y="%d" font-size="12" text-anchor="end">%s</text>`+"\n", x0-8, y+12, xmlEscape(br.label))
-		fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", x0, y+2, bw, rowHeight-4, br.color)
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="11">%s</text>`+"\n", float64(x0)+bw+5, y+12, xmlEscape(br.text))
+		fmt.Fprintf(&rows, `<text x="%d" y="%d" font-size="12" text-anchor="end">%s</text>`+"\n", x0-8, y+12, xmlEscape(br.label))
+		fmt.Fprintf(&rows, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", x0, y+2, bw, rowHeight-4, br.color)
+		fmt.Fprintf(&rows, `<text x="%.1f" y="%d" font-size="11">%s</text>`+"\n", float64(x0)+bw+5, y+12, xmlEscape(br.text))
 		y += rowHeight
 	}
-	// Axis and ticks.
-	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`+"\n", x0, top, x0, y)
+	// Grid and tick labels.
 	if p.log {
 		for v := lo; v <= hi*1.0001; v *= 10 {
 			x := float64(x0) + scale(v)
@@ -239,6 +240,8 @@ func drawPanel(b *bytes.Buffer, p panel, y int) int {
 			fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" fill="#555" text-anchor="middle">%s</text>`+"\n", x, y+12, xmlEscape(fmtTick(v)))
 		}
 	}
+	b.Write(rows.Bytes())
+	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`+"\n", x0, top, x0, y)
 	if p.ref > 0 {
 		x := float64(x0) + scale(p.ref)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#000" stroke-dasharray="4,3"/>`+"\n", x, top, x, y+16)
