@@ -26,19 +26,27 @@ type Lock struct {
 	released  bool       // guarded by mu: a Release succeeded or found the lock gone
 	releasing bool       // guarded by mu: a Release is in progress
 	watchdog  bool       // immutable: x.refresh is set and a watchdog runs
-	lostErr   error      // guarded by mu: why the lock was lost, nil while not lost
 	x         *lockExtra // guarded by mu; nil until needed, so a plain Obtain+Release stays small
 }
 
 // lockExtra is the state of a Lock that uses Lost or a watchdog.
 type lockExtra struct {
 	refresh     AutoRefresh                           // watchdog settings; immutable
+	lostErr     error                                 // guarded by Lock.mu: why the lock was lost, nil while not lost
 	deadline    time.Time                             // guarded by Lock.mu: local end of validity, tracked with a watchdog
 	lost        chan struct{}                         // guarded by Lock.mu: created by Lost, closed on loss
 	monitorOn   bool                                  // guarded by Lock.mu: the monitor goroutine runs
 	cancels     map[*context.CancelCauseFunc]struct{} // guarded by Lock.mu: live contexts from Lock.Context
 	stopMonitor context.CancelFunc                    // guarded by Lock.mu: cancels the monitor's ctx
 	monitorDone chan struct{}                         // guarded by Lock.mu: closed when the monitor exits
+}
+
+// lostErrLocked returns why the lock was lost, or nil.
+func (l *Lock) lostErrLocked() error {
+	if l.x == nil {
+		return nil
+	}
+	return l.x.lostErr
 }
 
 // extraLocked returns l.x, creating it.
@@ -81,7 +89,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
 	}
 	l.releasing = true
-	lostErr := l.lostErr
+	lostErr := l.lostErrLocked()
 	cancel, done := l.stopMonitorLocked()
 	l.mu.Unlock()
 	if cancel != nil {
@@ -173,8 +181,8 @@ func (l *Lock) heldErr() error {
 	switch {
 	case l.released:
 		return fmt.Errorf("%w: %q: released", ErrNotHeld, l.key)
-	case l.lostErr != nil:
-		return fmt.Errorf("%w: %w", ErrNotHeld, l.lostErr)
+	case l.lostErrLocked() != nil:
+		return fmt.Errorf("%w: %w", ErrNotHeld, l.lostErrLocked())
 	}
 	return nil
 }
@@ -188,7 +196,7 @@ func (l *Lock) Lost() <-chan struct{} {
 	x := l.extraLocked()
 	if x.lost == nil {
 		x.lost = make(chan struct{})
-		if l.lostErr != nil {
+		if x.lostErr != nil {
 			close(x.lost)
 		}
 	}
@@ -216,8 +224,8 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.lostErr != nil:
-		cancel(l.lostErr)
+	case l.lostErrLocked() != nil:
+		cancel(l.lostErrLocked())
 	case l.released:
 		cancel(ErrReleased)
 	default:
@@ -255,7 +263,7 @@ func (l *Lock) cancelContextsLocked(cause error) {
 func (l *Lock) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.lostErr
+	return l.lostErrLocked()
 }
 
 func (l *Lock) lose(cause error) {
@@ -267,11 +275,12 @@ func (l *Lock) lose(cause error) {
 // loseLocked records the first loss; a loss found while releasing or after
 // a Release is no loss.
 func (l *Lock) loseLocked(cause error) {
-	if l.released || l.releasing || l.lostErr != nil {
+	if l.released || l.releasing || l.lostErrLocked() != nil {
 		return
 	}
-	l.lostErr = fmt.Errorf("%w: %q: %w", ErrLost, l.key, cause)
-	l.cancelContextsLocked(l.lostErr)
+	err := fmt.Errorf("%w: %q: %w", ErrLost, l.key, cause)
+	l.extraLocked().lostErr = err
+	l.cancelContextsLocked(err)
 	if x := l.x; x != nil {
 		if x.lost != nil {
 			close(x.lost)
@@ -289,7 +298,7 @@ func (l *Lock) loseLocked(cause error) {
 // is accurate when it returns.
 func (l *Lock) startMonitorLocked() (start func()) {
 	x := l.extraLocked()
-	if x.monitorOn || l.released || l.releasing || l.lostErr != nil {
+	if x.monitorOn || l.released || l.releasing || x.lostErr != nil {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
