@@ -215,7 +215,12 @@ func TestRawCheckCatchesLostWrites(t *testing.T) {
 			setnx = op
 		}
 	}
-	row := measureRaw(cfg, s, setnx, partition(keys, 1), false)
+	m := measureRaw(cfg, s, setnx, partition(keys, 1), false)
+	m.warm()
+	for range cfg.Reps {
+		m.rep()
+	}
+	row := m.row()
 	row.Peer = peer.Name
 	res.Raw = append(res.Raw, row)
 	if bad := checkRawRows(res.Raw); len(bad) == 0 {

@@ -221,102 +221,132 @@ func runRep(s kvStore, op rawOp, cursors []*cursor, d time.Duration, network, co
 	return out
 }
 
-// measureRaw runs the warm-up and the repetitions of one (peer, op, key set,
-// goroutines) cell; shares are the goroutines' keys (see partition).
-func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool) RawRow {
+// rawMeasurement is one (peer, op, key set, goroutines) cell, run in steps
+// so that the workload can interleave the peers' repetitions.
+type rawMeasurement struct {
+	warm func()
+	rep  func()
+	row  func() RawRow // after the repetitions; restores the key state
+}
+
+// measureRaw prepares one cell; shares are the goroutines' keys (see
+// partition).
+func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool) *rawMeasurement {
 	g := len(shares)
 	cursors := newCursors(shares, network)
-	runRep(s, op, cursors, cfg.Warmup, network, false)
 	var rates []float64
 	var samples []int64
 	var ops, ok int64
 	var allocs uint64
 	var allocsOps int64
-	for range cfg.Reps {
-		r := runRep(s, op, cursors, cfg.RepDur, network, g == 1)
-		rates = append(rates, r.perSec)
-		samples = append(samples, r.samples...)
-		ops += r.ops
-		ok += r.ok
-		allocs += r.allocs
-		allocsOps += r.allocsOps
+	return &rawMeasurement{
+		warm: func() { runRep(s, op, cursors, cfg.Warmup, network, false) },
+		rep: func() {
+			r := runRep(s, op, cursors, cfg.RepDur, network, g == 1)
+			rates = append(rates, r.perSec)
+			samples = append(samples, r.samples...)
+			ops += r.ops
+			ok += r.ok
+			allocs += r.allocs
+			allocsOps += r.allocsOps
+		},
+		row: func() RawRow {
+			for _, c := range cursors {
+				c.finish(s, op)
+			}
+			n := 0
+			for _, sh := range shares {
+				n += len(sh)
+			}
+			row := RawRow{Op: op.Name, Keys: n, Goroutines: g, OpsPerSec: summarize(rates), Latency: quantiles(samples), AllocsPerOp: -1}
+			if row.OpsPerSec.Median > 0 {
+				row.NsPerOp = 1e9 / row.OpsPerSec.Median
+			}
+			if allocsOps > 0 {
+				row.AllocsPerOp = float64(allocs) / float64(allocsOps)
+			}
+			if ops > 0 {
+				row.OKRate = float64(ok) / float64(ops)
+			}
+			if err := s.Err(); err != nil {
+				row.Note = "error: " + err.Error()
+			}
+			return row
+		},
 	}
-	for _, c := range cursors {
-		c.finish(s, op)
-	}
-	n := 0
-	for _, sh := range shares {
-		n += len(sh)
-	}
-	row := RawRow{Op: op.Name, Keys: n, Goroutines: g, OpsPerSec: summarize(rates), Latency: quantiles(samples), AllocsPerOp: -1}
-	if row.OpsPerSec.Median > 0 {
-		row.NsPerOp = 1e9 / row.OpsPerSec.Median
-	}
-	if allocsOps > 0 {
-		row.AllocsPerOp = float64(allocs) / float64(allocsOps)
-	}
-	if ops > 0 {
-		row.OKRate = float64(ok) / float64(ops)
-	}
-	if err := s.Err(); err != nil {
-		row.Note = "error: " + err.Error()
-	}
-	return row
 }
 
 // runRawWorkload measures every peer on both key sets at 1 and GOMAXPROCS
-// goroutines, then fills in the ratio to the map+Mutex baseline.
+// goroutines, then fills in the ratio to the map+Mutex baseline. For each
+// key set every peer is loaded first; then, cell by cell, the peers'
+// repetitions are interleaved (rep 1 of every peer, then rep 2, ...), so a
+// burst of load from other processes hits every peer alike. (A larger live
+// heap does not raise the amortized GC cost per allocation: the collector
+// runs when the heap has grown by GOGC% of the live heap.)
 func runRawWorkload(cfg config, peers []kvPeer, res *Results) {
 	procs := runtime.GOMAXPROCS(0)
 	gs := []int{1}
 	if procs > 1 {
 		gs = append(gs, procs)
 	}
-	type keySet struct {
-		keys   []string
-		shares map[int][][]string
+	type loaded struct {
+		p kvPeer
+		s kvStore
 	}
-	var sets []keySet
 	for _, n := range []int{cfg.HotKeys, cfg.BigKeys} {
-		ks := keySet{keys: makeKeys(n), shares: map[int][][]string{}}
+		keys := makeKeys(n)
+		shares := map[int][][]string{}
 		for _, g := range gs {
-			ks.shares[g] = partition(ks.keys, g)
+			shares[g] = partition(keys, g)
 		}
-		sets = append(sets, ks)
-	}
-	for _, p := range peers {
-		if !cfg.want(p.Name) {
-			continue
-		}
-		for _, ks := range sets {
+		var stores []loaded
+		for _, p := range peers {
+			if !cfg.want(p.Name) {
+				continue
+			}
 			s, err := p.New()
 			if err != nil {
 				res.skip("raw", p.Name, err.Error())
-				break
+				continue
 			}
 			t0 := time.Now()
-			s.setMany(ks.keys, value)
-			progress("raw %s: %d keys loaded in %v", p.Name, len(ks.keys), time.Since(t0).Round(time.Millisecond))
+			s.setMany(keys, value)
 			if err := s.Err(); err != nil {
 				res.skip("raw", p.Name, err.Error())
 				s.Close()
-				break
+				continue
 			}
-			for _, op := range rawOps() {
-				for _, g := range gs {
-					row := measureRaw(cfg, s, op, ks.shares[g], p.Network)
-					row.Peer = p.Name
+			progress("raw %s: %d keys loaded in %v", p.Name, n, time.Since(t0).Round(time.Millisecond))
+			stores = append(stores, loaded{p, s})
+		}
+		for _, op := range rawOps() {
+			for _, g := range gs {
+				ms := make([]*rawMeasurement, len(stores))
+				for i, st := range stores {
+					ms[i] = measureRaw(cfg, st.s, op, shares[g], st.p.Network)
+					ms[i].warm()
+				}
+				for range cfg.Reps {
+					for _, m := range ms {
+						m.rep()
+					}
+				}
+				for i, m := range ms {
+					row := m.row()
+					row.Peer = stores[i].p.Name
 					res.Raw = append(res.Raw, row)
 					progress("raw %-22s %-16s %7d keys %2dg  %12.0f ops/s  %9.1f ns/op  ±%.0f%%",
-						p.Name, op.Name, len(ks.keys), g, row.OpsPerSec.Median, row.NsPerOp, row.OpsPerSec.spreadPct())
+						row.Peer, op.Name, n, g, row.OpsPerSec.Median, row.NsPerOp, row.OpsPerSec.spreadPct())
 				}
 			}
-			if p.Network {
-				s.delMany(ks.keys)
-			}
-			s.Close()
-			runtime.GC()
 		}
+		for _, st := range stores {
+			if st.p.Network {
+				st.s.delMany(keys)
+			}
+			st.s.Close()
+		}
+		runtime.GC()
 	}
 	// Ratios: throughput relative to map+Mutex in the same cell.
 	base := map[string]float64{}
