@@ -69,9 +69,10 @@ type LockRow struct {
 	Goroutines int         `json:"goroutines"`
 	CyclesPS   summary     `json:"cycles_per_sec"`
 	NsPerCycle float64     `json:"ns_per_cycle"`
-	Allocs     float64     `json:"allocs_per_cycle"` // -1 if not measured
-	Latency    percentiles `json:"latency"`          // uncontended: one cycle; contended: hand-off
-	Wait       percentiles `json:"wait,omitempty"`   // contended: from calling Obtain to holding the lock
+	TypicalNs  float64     `json:"typical_ns_per_cycle,omitempty"` // uncontended: median over timed chunks (see RawRow.TypicalNs)
+	Allocs     float64     `json:"allocs_per_cycle"`               // -1 if not measured
+	Latency    percentiles `json:"latency"`                        // uncontended: one cycle; contended: hand-off
+	Wait       percentiles `json:"wait,omitempty"`                 // contended: from calling Obtain to holding the lock
 	SelfPct    float64     `json:"self_reacquire_pct,omitempty"`
 	Violations int64       `json:"mutual_exclusion_violations"`
 	Errors     int64       `json:"errors"`
@@ -312,13 +313,14 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 		chunk, sampleEvery = 8, 1
 	}
 	var errs atomic.Int64
-	oneRep := func(d time.Duration, countAllocs bool) (perSec float64, allocs uint64, allocOps int64, samples []int64) {
+	oneRep := func(d time.Duration, countAllocs bool) (perSec float64, allocs uint64, allocOps int64, samples []int64, chunkNs []float64) {
 		type result struct {
 			ops      int64
 			timed    time.Duration
 			allocs   uint64
 			samples  []int64
 			allocOps int64
+			chunkNs  []float64
 		}
 		res := make([]result, g)
 		var wg sync.WaitGroup
@@ -355,7 +357,9 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 							r.samples = append(r.samples, int64(time.Since(ts)))
 						}
 					}
-					r.timed += time.Since(t0)
+					el := time.Since(t0)
+					r.timed += el
+					r.chunkNs = append(r.chunkNs, float64(el)/float64(chunk))
 					if countAllocs {
 						r.allocs += ac.read() - a0
 						r.allocOps += int64(chunk)
@@ -372,24 +376,27 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 			allocs += r.allocs
 			allocOps += r.allocOps
 			samples = append(samples, r.samples...)
+			chunkNs = append(chunkNs, r.chunkNs...)
 		}
-		return perSec, allocs, allocOps, samples
+		return perSec, allocs, allocOps, samples, chunkNs
 	}
-	var rates []float64
+	var rates, chunkNs []float64
 	var all []int64
 	var allocs uint64
 	var allocOps int64
 	return &measurement{
 		warm: func() { oneRep(cfg.Warmup, false) },
 		rep: func() {
-			ps, a, ao, s := oneRep(cfg.LockDur, g == 1)
+			ps, a, ao, s, cn := oneRep(cfg.LockDur, g == 1)
 			rates = append(rates, ps)
+			chunkNs = append(chunkNs, cn...)
 			allocs += a
 			allocOps += ao
 			all = append(all, s...)
 		},
 		row: func() LockRow {
-			row := LockRow{Scenario: "uncontended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1, Errors: errs.Load()}
+			row := LockRow{Scenario: "uncontended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1, Errors: errs.Load(),
+				TypicalNs: summarize(chunkNs).Median}
 			if row.CyclesPS.Median > 0 {
 				row.NsPerCycle = 1e9 / row.CyclesPS.Median
 			}

@@ -51,12 +51,17 @@ func rawOps() []rawOp {
 
 // RawRow is one raw-operation measurement.
 type RawRow struct {
-	Peer        string      `json:"peer"`
-	Op          string      `json:"op"`
-	Keys        int         `json:"keys"`
-	Goroutines  int         `json:"goroutines"`
-	OpsPerSec   summary     `json:"ops_per_sec"`
-	NsPerOp     float64     `json:"ns_per_op"`
+	Peer       string  `json:"peer"`
+	Op         string  `json:"op"`
+	Keys       int     `json:"keys"`
+	Goroutines int     `json:"goroutines"`
+	OpsPerSec  summary `json:"ops_per_sec"`
+	NsPerOp    float64 `json:"ns_per_op"`
+	// TypicalNs is the median over every timed chunk (up to 1,024 ops) of
+	// one goroutine's ns per op: what an undisturbed stretch costs, less
+	// sensitive than NsPerOp to the machine's other load. With several
+	// goroutines it is per goroutine, not aggregate.
+	TypicalNs   float64     `json:"typical_ns_per_op"`
 	AllocsPerOp float64     `json:"allocs_per_op"` // measured with one goroutine; -1 if not measured
 	Latency     percentiles `json:"latency"`
 	OKRate      float64     `json:"ok_rate"` // fraction of ops that took their success path
@@ -71,6 +76,7 @@ type rep struct {
 	allocs    uint64
 	allocsOps int64
 	samples   []int64
+	chunkNs   []float64 // ns per op of each timed chunk
 }
 
 // chunkPlan sizes the timed chunks for one goroutine's share of n keys.
@@ -144,6 +150,7 @@ func runRep(s kvStore, op rawOp, cursors []*cursor, d time.Duration, network, co
 		allocs    uint64
 		allocsOps int64
 		samples   []int64
+		chunkNs   []float64
 	}
 	res := make([]result, len(cursors))
 	var wg sync.WaitGroup
@@ -191,7 +198,9 @@ func runRep(s kvStore, op rawOp, cursors []*cursor, d time.Duration, network, co
 						ok++
 					}
 				}
-				r.timed += time.Since(t0)
+				el := time.Since(t0)
+				r.timed += el
+				r.chunkNs = append(r.chunkNs, float64(el)/float64(len(chunk)))
 				if countAllocs {
 					r.allocs += ac.read() - a0
 					r.allocsOps += int64(len(chunk))
@@ -214,6 +223,7 @@ func runRep(s kvStore, op rawOp, cursors []*cursor, d time.Duration, network, co
 		out.allocs += r.allocs
 		out.allocsOps += r.allocsOps
 		out.samples = append(out.samples, r.samples...)
+		out.chunkNs = append(out.chunkNs, r.chunkNs...)
 		if r.timed > 0 {
 			out.perSec += float64(r.ops) / r.timed.Seconds()
 		}
@@ -234,7 +244,7 @@ type rawMeasurement struct {
 func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool) *rawMeasurement {
 	g := len(shares)
 	cursors := newCursors(shares, network)
-	var rates []float64
+	var rates, chunkNs []float64
 	var samples []int64
 	var ops, ok int64
 	var allocs uint64
@@ -245,6 +255,7 @@ func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool
 			r := runRep(s, op, cursors, cfg.RepDur, network, g == 1)
 			rates = append(rates, r.perSec)
 			samples = append(samples, r.samples...)
+			chunkNs = append(chunkNs, r.chunkNs...)
 			ops += r.ops
 			ok += r.ok
 			allocs += r.allocs
@@ -258,7 +269,8 @@ func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool
 			for _, sh := range shares {
 				n += len(sh)
 			}
-			row := RawRow{Op: op.Name, Keys: n, Goroutines: g, OpsPerSec: summarize(rates), Latency: quantiles(samples), AllocsPerOp: -1}
+			row := RawRow{Op: op.Name, Keys: n, Goroutines: g, OpsPerSec: summarize(rates), Latency: quantiles(samples), AllocsPerOp: -1,
+				TypicalNs: summarize(chunkNs).Median}
 			if row.OpsPerSec.Median > 0 {
 				row.NsPerOp = 1e9 / row.OpsPerSec.Median
 			}

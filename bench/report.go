@@ -162,10 +162,10 @@ func printRaw(w io.Writer, r *Results) {
 	}
 	for _, gr := range order {
 		fmt.Fprintf(w, "\n## Raw operations: %d keys, %d goroutine(s)\n", gr.keys, gr.g)
-		fmt.Fprintf(w, "(ops/s median of %d reps, spread = (max-min)/median; latency = single sampled ops incl. ~%.0fns timer cost;\n allocs/op measured with 1 goroutine; speed = ops/s ÷ map+Mutex ops/s in the same cell, >1 is faster)\n\n",
+		fmt.Fprintf(w, "(ops/s median of %d reps, spread = (max-min)/median; latency = single sampled ops incl. ~%.0fns timer cost;\n typ ns/op = median over timed chunks of one goroutine's ns/op, robust to other load; allocs/op measured with 1 goroutine;\n speed = ops/s ÷ map+Mutex ops/s in the same cell, >1 is faster)\n\n",
 			r.Config.Reps, r.TimerFloor)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "op\tpeer\tops/s\tns/op\tspread\tallocs/op\tp50\tp99\tp999\tspeed vs map+Mutex\tnote\t")
+		fmt.Fprintln(tw, "op\tpeer\tops/s\tns/op\tspread\ttyp ns/op\tallocs/op\tp50\tp99\tp999\tspeed vs map+Mutex\tnote\t")
 		for _, op := range rawOps() {
 			for _, row := range r.Raw {
 				if row.Keys != gr.keys || row.Goroutines != gr.g || row.Op != op.Name {
@@ -175,8 +175,8 @@ func printRaw(w io.Writer, r *Results) {
 				if row.OKRate < 0.999 && note == "" {
 					note = fmt.Sprintf("only %.1f%% took the success path", row.OKRate*100)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t±%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-					row.Op, row.Peer, fmtRate(row.OpsPerSec.Median), row.NsPerOp, row.OpsPerSec.spreadPct(),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t±%.0f%%\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+					row.Op, row.Peer, fmtRate(row.OpsPerSec.Median), row.NsPerOp, row.OpsPerSec.spreadPct(), row.TypicalNs,
 					fmtAllocs(row.AllocsPerOp), fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999),
 					fmtRatio(row.VsBaseline), note)
 			}
@@ -200,7 +200,7 @@ func printLocks(w io.Writer, r *Results) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Lock cycle (Obtain + Release)\n")
-	fmt.Fprintf(w, "(cycles/s median of %d reps; uncontended: each goroutine its own key, latency = one sampled cycle;\n contended: all goroutines on one key, latency = hand-off from a holder starting Release to the next\n acquisition by another goroutine (n = hand-offs seen), self = cycles where the releasing goroutine\n re-acquired first, wait = from calling Obtain to holding the lock;\n speed = cycles/s ÷ Redis go-redis SETNX lock cycles/s in the same cell)\n", r.Config.Reps)
+	fmt.Fprintf(w, "(cycles/s median of %d reps; uncontended: each goroutine its own key, latency = one sampled cycle,\n typ/cycle = median over timed chunks of one goroutine's time per cycle;\n contended: all goroutines on one key, latency = hand-off from a holder starting Release to the next\n acquisition by another goroutine (n = hand-offs seen), self = cycles where the releasing goroutine\n re-acquired first, wait = from calling Obtain to holding the lock;\n speed = cycles/s ÷ Redis go-redis SETNX lock cycles/s in the same cell)\n", r.Config.Reps)
 	fmt.Fprintf(w, "retry settings: %s\n", r.LockRetries)
 	for _, sc := range []string{"uncontended", "contended", "handoff"} {
 		if sc == "handoff" {
@@ -213,7 +213,7 @@ func printLocks(w io.Writer, r *Results) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		switch sc {
 		case "uncontended":
-			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\tallocs/cycle\tp50\tp99\tp999\tspeed vs Redis\tnote\t")
+			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\ttyp/cycle\tallocs/cycle\tp50\tp99\tp999\tspeed vs Redis\tnote\t")
 		case "handoff":
 			fmt.Fprintln(tw, "goroutines\tpeer\thand-offs/s\tper hand-off\tspread\thand-off p50\tp99\tp999\t(n)\tspeed vs Redis\tnote\t")
 		default:
@@ -244,8 +244,8 @@ func printLocks(w io.Writer, r *Results) {
 						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(),
 						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), row.Latency.N, fmtRatio(row.VsRedis), note)
 				} else if sc == "uncontended" {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
-						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(), fmtAllocs(row.Allocs),
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
+						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(), fmtNs(row.TypicalNs), fmtAllocs(row.Allocs),
 						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), fmtRatio(row.VsRedis), note)
 				} else {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%d\t%.0f%%\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
