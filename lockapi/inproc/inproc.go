@@ -18,7 +18,10 @@
 // Options.FencePrefix says otherwise), and returns its new value as the
 // fencing token. The counter has no TTL, so it survives the lock's releases,
 // expiries and re-creations and the tokens of a key strictly increase. The
-// counters stay in the engine (one small key per distinct locked key).
+// counters stay in the engine (one small key per distinct locked key), and
+// the Backend remembers each counter key's string (one map entry per
+// distinct key, sharing the string the engine holds) so that acquisitions
+// of a known key allocate nothing for it.
 //
 // The increment must be atomic with the acquisition: otherwise a holder
 // whose lock expired between its SET NX PX and its increment could receive a
@@ -83,8 +86,9 @@ type Backend struct {
 }
 
 type stripe struct {
-	mu sync.Mutex
-	_  [56]byte // one cache line per stripe
+	mu          sync.Mutex
+	counterKeys map[string]string // guarded by mu: key -> FencePrefix+key, so Acquire builds each once
+	_           [48]byte          // one cache line per stripe
 }
 
 var (
@@ -125,7 +129,15 @@ func (b *Backend) Acquire(_ context.Context, key, value string, ttl time.Duratio
 		s.mu.Unlock()
 		return 0, false, err
 	}
-	fence, err := b.e.IncrBy(b.prefix+key, 1)
+	ck, ok := s.counterKeys[key]
+	if !ok {
+		if s.counterKeys == nil {
+			s.counterKeys = make(map[string]string)
+		}
+		ck = b.prefix + key
+		s.counterKeys[key] = ck
+	}
+	fence, err := b.e.IncrBy(ck, 1)
 	s.mu.Unlock()
 	if err != nil {
 		b.e.CompareAndDelete(key, value)
