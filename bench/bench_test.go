@@ -574,3 +574,58 @@ func TestEvaluateTargets(t *testing.T) {
 		t.Errorf("500x: status = %q, want MISSED (%s)", got.Status, got.Detail)
 	}
 }
+
+// baseStateErr reports a key of s that is not in the base state (present,
+// holding value, no TTL).
+func baseStateErr(s *mapMutexKV, keys []string) error {
+	if len(s.m) != len(keys) {
+		return fmt.Errorf("%d keys, want %d", len(s.m), len(keys))
+	}
+	for _, k := range keys {
+		if e := s.m[k]; e.v != value || e.dl != 0 {
+			return fmt.Errorf("%s = %+v, want %q without TTL", k, e, value)
+		}
+	}
+	return nil
+}
+
+// runOnce runs one repetition of op and finishes the cell.
+func runOnce(cfg config, s kvStore, op rawOp, keys []string, g int) {
+	m := measureRaw(cfg, s, op, partition(keys, g), false)
+	m.warm()
+	m.rep()
+	m.row()
+}
+
+// TestRawOpsRestoreBaseState checks the harness's bookkeeping: after every
+// operation's repetitions each key is back to the base state, so the next
+// operation measures what it claims.
+func TestRawOpsRestoreBaseState(t *testing.T) {
+	cfg := tinyConfig()
+	keys := makeKeys(cfg.HotKeys)
+	for _, g := range []int{1, 2} {
+		s := &mapMutexKV{m: map[string]mmEntry{}}
+		s.setMany(keys, value)
+		for _, op := range rawOps() {
+			runOnce(cfg, s, op, keys, g)
+			if err := baseStateErr(s, keys); err != nil {
+				t.Fatalf("%d goroutines, after %s: %v", g, op.Name, err)
+			}
+		}
+	}
+	// A planted bug: SetNXPX without its Post and Restore steps leaves keys
+	// with a TTL (and some absent); the check must see it.
+	var broken rawOp
+	for _, op := range rawOps() {
+		if op.Name == "SetNXPX" {
+			broken = op
+		}
+	}
+	broken.Post, broken.Restore = nil, nil
+	s := &mapMutexKV{m: map[string]mmEntry{}}
+	s.setMany(keys, value)
+	runOnce(cfg, s, broken, keys, 1)
+	if baseStateErr(s, keys) == nil {
+		t.Error("baseStateErr found nothing after a SetNXPX that does not restore the keys")
+	}
+}
