@@ -237,6 +237,9 @@ func drawPanel(b *bytes.Buffer, p panel, y int) int {
 		for v := 0.0; v <= hi*1.0001; v += step {
 			x := float64(x0) + scale(v)
 			fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#eee"/>`+"\n", x, top, x, y)
+			if p.ref > 0 && math.Abs(v-p.ref) < step/4 {
+				continue // the reference line's own label says it
+			}
 			fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" fill="#555" text-anchor="middle">%s</text>`+"\n", x, y+12, xmlEscape(fmtTick(v)))
 		}
 	}
@@ -245,7 +248,7 @@ func drawPanel(b *bytes.Buffer, p panel, y int) int {
 	if p.ref > 0 {
 		x := float64(x0) + scale(p.ref)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#000" stroke-dasharray="4,3"/>`+"\n", x, top, x, y+16)
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" font-weight="bold" text-anchor="middle">%s</text>`+"\n", x, y+26, xmlEscape(p.refLabel))
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" font-weight="bold" text-anchor="middle">%s</text>`+"\n", x, y+26, xmlEscape(fmtTick(p.ref)+" = "+p.refLabel))
 	}
 	return y + 28
 }
