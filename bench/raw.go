@@ -395,3 +395,30 @@ func inprocKVPeers() []kvPeer {
 		{Name: peerOtter, New: newOtterKV},
 	}
 }
+
+// nopKV does nothing: run through the raw-op loop it measures the harness's
+// own cost per operation (the interface call, the loop, the sampling).
+type nopKV struct{}
+
+var _ kvStore = nopKV{}
+
+func (nopKV) Get(string) (string, bool)                  { return value, true }
+func (nopKV) Set(string, string)                         {}
+func (nopKV) GetSet(string, string) (string, bool)       { return value, true }
+func (nopKV) SetNX(string, string) bool                  { return true }
+func (nopKV) SetNXPX(string, string, time.Duration) bool { return true }
+func (nopKV) CompareAndDelete(string, string) bool       { return true }
+func (nopKV) setMany([]string, string)                   {}
+func (nopKV) delMany([]string)                           {}
+func (nopKV) Err() error                                 { return nil }
+func (nopKV) Close()                                     {}
+
+// harnessFloor is the typical ns per Get of nopKV over the hot keys.
+func harnessFloor(cfg config) float64 {
+	m := measureRaw(cfg, nopKV{}, rawOps()[0], partition(makeKeys(cfg.HotKeys), 1), false)
+	m.warm()
+	for range 3 {
+		m.rep()
+	}
+	return m.row().TypicalNs
+}
