@@ -27,6 +27,7 @@ const (
 // far-future or long-expired time (see the package doc).
 const plausibleBound = 100_000_000_000
 
+// String returns the unit's name, for messages.
 func (u Unit) String() string {
 	switch u {
 	case Seconds:
