@@ -164,7 +164,7 @@ func expPeers(cfg config) []expPeer {
 // ---- scenarios ----
 
 // expiryValue returns a distinct 16-byte value for key i.
-func expiryValue(i int) string { return "e" + keyName(i)[3:] + "00000000"[:8] }
+func expiryValue(i int) string { return "e" + keyName(i)[3:] + "00000000" }
 
 // insertUntil stores every key with a TTL ending at its deadline. A key
 // whose deadline has already passed gets 1 ms (the engine rejects a TTL <=
