@@ -161,20 +161,11 @@ func (b *Backend) Refresh(_ context.Context, key, value string, ttl time.Duratio
 
 // PTTL returns key's remaining TTL if it holds value; ok is false if key is
 // absent or holds another value. A key without a TTL reports
-// engine.NoExpiry.
-//
-// The engine has no compare-and-PTTL, so PTTL reads the TTL first and then
-// checks the value with Get. Values are unique per acquisition and written
-// only by Acquire, so a Get that still finds value proves the key held value
-// continuously since before the PTTL read: the TTL read belongs to this
-// acquisition. A Refresh in between can only make the reported TTL smaller
-// than the current one, which errs on the safe side.
+// engine.NoExpiry. The value and the TTL are read in one critical section
+// (engine.GetPTTL), so the TTL is always the one of this acquisition.
 func (b *Backend) PTTL(_ context.Context, key, value string) (time.Duration, bool, error) {
-	d, ok := b.e.PTTL(key)
-	if !ok {
-		return 0, false, nil
-	}
-	if v, ok := b.e.Get(key); !ok || v != value {
+	v, d, ok := b.e.GetPTTL(key)
+	if !ok || v != value {
 		return 0, false, nil
 	}
 	return d, true, nil
