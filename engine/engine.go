@@ -418,13 +418,7 @@ func (e *Engine) Set(key, value string) {
 	// An expired node is reused as is: overwriting it with no deadline is
 	// exactly deleting it and storing a new key (watchers fire either way).
 	if n := s.LoadLocked(key); n != nil {
-		n.Value.value = value // updateLocked(s, n, value, 0), inlined by hand
-		if n.Value.exp != 0 {
-			e.setExpLocked(s, n, 0)
-		}
-		if len(s.Aux.watchers) != 0 {
-			e.notifyLocked(s, key)
-		}
+		e.updateLocked(s, n, value, 0)
 	} else {
 		e.insertLocked(s, key, value, 0)
 	}
@@ -602,13 +596,7 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 	}
 	if n != nil {
 		old, ok = n.Value.value, true
-		n.Value.value = value // updateLocked(s, n, value, 0), inlined by hand
-		if n.Value.exp != 0 {
-			e.setExpLocked(s, n, 0)
-		}
-		if len(s.Aux.watchers) != 0 {
-			e.notifyLocked(s, key)
-		}
+		e.updateLocked(s, n, value, 0)
 	} else {
 		e.insertLocked(s, key, value, 0)
 	}
