@@ -13,10 +13,15 @@ import "time"
 func (e *Engine) CompareAndDelete(key, value string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
+	if v, ok := s.ReadVersion(); ok {
+		if val, exp, found, valid := s.Peek(v, h, key); valid && (!found || exp == noDeadline && val != value) {
+			return false // absent, or another value without a deadline: no clock needed
+		}
+	}
 	var c opClock
 	e.begin(&c)
-	ent, st, v := e.peek(s, h, key, &c, false)
-	if st == peekAbsent || st == peekLive && ent.Value != value {
+	val, _, st, v := e.peek(s, h, key, &c, false)
+	if st == peekAbsent || st == peekLive && val != value {
 		return false
 	}
 	e.lockAfter(s, st, v, &c)

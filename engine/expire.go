@@ -127,12 +127,12 @@ func (e *Engine) GetPTTL(key string) (value string, ttl time.Duration, ok bool) 
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	ent, st, v := e.peek(s, h, key, &c, false)
+	val, exp, st, v := e.peek(s, h, key, &c, false)
 	switch st {
 	case peekAbsent:
 		return "", 0, false
 	case peekLive:
-		return ent.Value, e.remaining(ent.Exp, &c), true
+		return val, e.remaining(exp, &c), true
 	}
 	e.lockAfter(s, st, v, &c)
 	value, ttl, ok = e.getPTTLLocked(s, h, key, &c)
@@ -165,10 +165,10 @@ func (e *Engine) ExpireTime(key string) (at time.Time, ok bool) {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	ent, st, v := e.peek(s, h, key, &c, false)
+	_, exp, st, v := e.peek(s, h, key, &c, false)
 	switch st {
 	case peekAbsent, peekLive:
-		return expireTime(ent.Exp, st == peekLive)
+		return expireTime(exp, st == peekLive)
 	}
 	e.lockAfter(s, st, v, &c)
 	at, ok = e.expireTimeLocked(s, h, key, &c)

@@ -50,7 +50,7 @@ func (e *Engine) Exists(key string) bool {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	_, st, v := e.peek(s, h, key, &c, false)
+	_, _, st, v := e.peek(s, h, key, &c, false)
 	switch st {
 	case peekAbsent, peekLive:
 		return st == peekLive

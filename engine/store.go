@@ -64,32 +64,32 @@ const (
 // clock (through c) between the version loads, so the time lies inside the
 // snapshot's interval: times used along one key's history never decrease,
 // as when read under the lock.
-func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool) (shard.Entry, int, uint64) {
+func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool) (value string, exp int64, state int, v uint64) {
 	for range peekTries {
-		v, ok := s.ReadVersion()
-		if !ok {
+		var ok bool
+		if v, ok = s.ReadVersion(); !ok {
 			continue
 		}
-		ent, found, valid := s.Peek(v, h, key)
+		value, exp, found, valid := s.Peek(v, h, key)
 		switch {
 		case !valid:
 			continue
 		case !found:
-			return shard.Entry{}, peekAbsent, v
-		case ent.Exp == noDeadline && !timed:
-			return ent, peekLive, v
+			return "", noDeadline, peekAbsent, v
+		case exp == noDeadline && !timed:
+			return value, exp, peekLive, v
 		}
 		now := e.at(c)
 		if !s.Unchanged(v) {
 			e.stale(c)
 			continue
 		}
-		if ent.Exp < now {
-			return ent, peekExpired, v
+		if exp < now {
+			return value, exp, peekExpired, v
 		}
-		return ent, peekLive, v
+		return value, exp, peekLive, v
 	}
-	return shard.Entry{}, peekFailed, 0
+	return "", noDeadline, peekFailed, 0
 }
 
 // lockAfter locks s for an operation whose lock-free lookup (peek) returned

@@ -17,14 +17,20 @@ import (
 func (e *Engine) Get(key string) (value string, ok bool) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
+	if v, ok := s.ReadVersion(); ok {
+		// The common case, a key without a deadline or no key: no clock.
+		if val, exp, found, valid := s.Peek(v, h, key); valid && exp == noDeadline {
+			return val, found
+		}
+	}
 	var c opClock
 	e.begin(&c)
-	ent, st, v := e.peek(s, h, key, &c, false)
+	val, _, st, v := e.peek(s, h, key, &c, false)
 	switch st {
 	case peekAbsent:
 		return "", false
 	case peekLive:
-		return ent.Value, true
+		return val, true
 	}
 	e.lockAfter(s, st, v, &c)
 	value, ok = e.getLocked(s, h, key, &c)
@@ -98,9 +104,14 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 func (e *Engine) SetNX(key, value string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
+	if v, ok := s.ReadVersion(); ok {
+		if _, exp, found, valid := s.Peek(v, h, key); valid && found && exp == noDeadline {
+			return false // held, and without a deadline: no clock needed
+		}
+	}
 	var c opClock
 	e.begin(&c)
-	_, st, v := e.peek(s, h, key, &c, false)
+	_, _, st, v := e.peek(s, h, key, &c, false)
 	if st == peekLive {
 		return false
 	}
@@ -133,7 +144,7 @@ func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
 	e.begin(&c)
 	// The deadline's overflow is checked before the key, as Redis does,
 	// so a held key answers with a time read inside the snapshot.
-	_, st, v := e.peek(s, h, key, &c, true)
+	_, _, st, v := e.peek(s, h, key, &c, true)
 	if st == peekLive {
 		if _, ok := deadline(e.at(&c), ttl); !ok {
 			return false, ErrInvalidTTL
@@ -174,7 +185,7 @@ func (e *Engine) SetNXPXFenced(key, value string, ttl time.Duration) (fence int6
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	_, st, v := e.peek(s, h, key, &c, true)
+	_, _, st, v := e.peek(s, h, key, &c, true)
 	if st == peekLive {
 		if _, ok := deadline(e.at(&c), ttl); !ok {
 			return 0, false, ErrInvalidTTL

@@ -50,6 +50,7 @@ package shard
 import (
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -123,7 +124,10 @@ type Shard[A any] struct {
 	// Aux is the caller's per-shard state, guarded by the shard's lock.
 	Aux A
 
-	_ [64]byte // keep neighbouring shards' hot words on separate lines
+	// padding keeps neighbouring shards' lock words two cache lines apart
+	// (x86 prefetches lines in adjacent pairs), so writers of one shard do
+	// not slow readers of the next.
+	_ [128]byte
 }
 
 // Lock locks the shard for writing. A reader's Peek fails while it is held.
@@ -201,15 +205,16 @@ func (s *Shard[A]) Unchanged(v uint64) bool { return s.seq.Load() == v }
 // it did. On false the shard is not locked.
 func (s *Shard[A]) Upgrade(v uint64) bool { return s.seq.CompareAndSwap(v, v+1) }
 
-// Peek looks key up without locking, at version v from ReadVersion: e is a
-// copy of its entry and found reports whether the key is stored; valid is
-// false if a writer changed the shard since v, and then e and found mean
-// nothing (retry, or lock and use FindLocked). Expired entries are returned
-// like any other: deadlines are the caller's. It is safe for concurrent use
-// with everything, and writes nothing.
+// Peek looks key up without locking, at version v from ReadVersion: found
+// reports whether the key is stored, and value and exp are its entry's
+// (exp is noExp, math.MinInt64, when it is not stored). valid is false if
+// a writer changed the shard since v, and then the rest means nothing
+// (retry, or lock and use FindLocked). Expired entries are returned like
+// any other: deadlines are the caller's. It is safe for concurrent use with
+// everything, and writes nothing.
 //
 //go:norace
-func (s *Shard[A]) Peek(v, h uint64, key string) (e Entry, found, valid bool) {
+func (s *Shard[A]) Peek(v, h uint64, key string) (value string, exp int64, found, valid bool) {
 	t := s.t
 	tag := tagOf(h)
 	g := groupOf(h, t.mask)
@@ -220,23 +225,28 @@ func (s *Shard[A]) Peek(v, h uint64, key string) (e Entry, found, valid bool) {
 			hd := uint32(gr.h[bits.TrailingZeros64(m)>>3])
 			c := hd >> chunkBits
 			if c >= uint32(len(t.chunks)) {
-				return Entry{}, false, false // a torn read
+				return "", noExp, false, false // a torn read
 			}
-			e = t.chunks[c][hd&(chunkSize-1)]
+			e := &t.chunks[c][hd&(chunkSize-1)]
+			k, val, x := e.Key, e.Value, e.Exp
 			if s.seq.Load() != v {
-				return Entry{}, false, false
+				return "", noExp, false, false
 			}
 			// The copy is consistent: its key's bytes never change.
-			if e.Key == key {
-				return e, true, true
+			if k == key {
+				return val, x, true, true
 			}
 		}
 		if matchEmpty(ctrl) != 0 || step > t.mask {
-			return Entry{}, false, s.seq.Load() == v
+			return "", noExp, false, s.seq.Load() == v
 		}
 		g = (g + step) & t.mask
 	}
 }
+
+// noExp is what Peek reports as the deadline of a key it did not find, the
+// engine's "no deadline".
+const noExp = math.MinInt64
 
 // FindLocked returns the handle of key's entry and its index position, or
 // ok false. The caller must hold the lock.
