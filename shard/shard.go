@@ -359,11 +359,13 @@ func (s *Shard[A]) DeleteLocked(hd Handle, pos int) (compacted bool) {
 	return false
 }
 
-// rehashLocked rebuilds the index for n live entries: larger when it is
-// more than half full, otherwise the same size without deleted slots.
+// rehashLocked rebuilds the index for n live entries: twice as large when
+// they would fill more than half of it, otherwise the same size without
+// deleted slots. Growth happens at a load of 7/8, so a grown index starts
+// just under half full.
 func (s *Shard[A]) rehashLocked(n int) {
 	groups := len(s.t.groups)
-	for n*16 > groups*groupSlots*7 { // keep the load at most 7/16 after a rebuild
+	for n*2 > groups*groupSlots {
 		groups *= 2
 	}
 	s.reindexLocked(groups, s.t.chunks)
@@ -401,7 +403,7 @@ func (s *Shard[A]) compactLocked() {
 		chunks[i] = new(chunk)
 	}
 	groups := minGroups
-	for s.live*16 > groups*groupSlots*7 {
+	for s.live*2 > groups*groupSlots {
 		groups *= 2
 	}
 	t := &table{groups: newGroups(groups), mask: uint64(groups - 1), chunks: chunks}

@@ -132,8 +132,8 @@ type Wheel struct {
 	curMin      int64
 	overflowMin int64 // at or before every deadline in overflow, after now
 
-	links [][linkChunk]link
-	n     int // scheduled handles, in every list
+	links []*[linkChunk]link // chunks allocated one by one: no growth slack
+	n     int                // scheduled handles, in every list
 
 	advancing bool // a fire callback is running
 }
@@ -198,7 +198,7 @@ func (w *Wheel) Deadline(h Handle) (int64, bool) {
 // grow makes links for handles up to h.
 func (w *Wheel) grow(h Handle) {
 	for int(h>>linkBits) >= len(w.links) {
-		var c [linkChunk]link
+		c := new([linkChunk]link)
 		for i := range c {
 			c[i].prev = unscheduled
 		}
