@@ -13,11 +13,6 @@ import "time"
 func (e *Engine) CompareAndDelete(key, value string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	if v, ok := s.ReadVersion(); ok {
-		if val, exp, found, valid := s.Peek(v, h, key); valid && (!found || exp == noDeadline && val != value) {
-			return false // absent, or another value without a deadline: no clock needed
-		}
-	}
 	var c opClock
 	e.begin(&c)
 	val, _, st, v := e.peek(s, h, key, &c, false)

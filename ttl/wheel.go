@@ -8,9 +8,8 @@
 // uses Unix nanoseconds). The wheel has a tick of 2^k ns (default 2^20 ns,
 // about 1 ms) and several levels of 64 buckets each. A bucket of level L spans
 // tick·64^L, so a deadline's bucket number on level L is deadline >> (k+6L)
-// and its slot is that number's low 6 bits: a shift and a mask, as in Linux
-// timers, Kafka's purgatory and otter v2 (internal/expiration/variable.go),
-// whose design this follows. With the default tick the levels are:
+// and its slot is that number's low 6 bits: a shift and a mask, the classic
+// hierarchical timing wheel. With the default tick the levels are:
 //
 //	level  bucket span  level reaches
 //	0      1.05 ms      67.1 ms
