@@ -232,7 +232,9 @@ func (w *Wheel) unlink(h Handle) {
 
 // Schedule files h to fire at deadline, moving it if it is already
 // scheduled. It is O(1) and allocates nothing unless h is beyond every
-// handle seen so far (then a 1 KiB chunk of links). A deadline at or before
+// handle seen so far: then it allocates the 1 KiB chunks of links up to h's
+// (and, now and then, a larger list of chunks), amortized O(1) for handles
+// handed out in order as a shard's are. A deadline at or before
 // the wheel's time fires at the next Advance (if Schedule is called from a
 // fire callback, the Advance after the current one). h must be >= 0.
 func (w *Wheel) Schedule(h Handle, deadline int64) {
@@ -463,6 +465,9 @@ func (w *Wheel) verify() error {
 	walk := func(name string, list int, ok func(d int64) error) error {
 		prev := int32(-(list + 1))
 		for h := w.heads[list]; h != none; h = w.link(h).next {
+			if h < 0 || int(h>>linkBits) >= len(w.links) {
+				return fmt.Errorf("ttl: %s: link to handle %d, beyond the links", name, h)
+			}
 			l := w.link(h)
 			if l.prev != prev {
 				return fmt.Errorf("ttl: %s: handle %d at %d has a bad back link", name, h, l.deadline)
@@ -524,8 +529,8 @@ func (w *Wheel) verify() error {
 	if w.heads[w.overflowList()] != none && w.overflowMin <= now {
 		return fmt.Errorf("ttl: overflowMin %d not after now %d", w.overflowMin, now)
 	}
-	for _, list := range []int{w.dueList(), w.firingList()} {
-		if err := walk("due", list, func(d int64) error {
+	for name, list := range map[string]int{"due": w.dueList(), "firing": w.firingList()} {
+		if err := walk(name, list, func(d int64) error {
 			if d > now {
 				return fmt.Errorf("deadline %d after now %d", d, now)
 			}
