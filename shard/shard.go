@@ -107,10 +107,17 @@ type table struct {
 	chunks []*chunk
 }
 
-// Shard is one partition of a Map. Its fields are guarded by its lock
-// (Lock/Unlock) except seq and what Peek reads. A Shard must not be copied.
-type Shard[A any] struct {
-	seq atomic.Uint64 // even: free; odd: a writer holds the shard
+// Table is a shard's storage and its lock: everything of a Shard but the
+// caller's Aux. Its fields are guarded by its lock (Lock/Unlock) except seq
+// and what Peek reads. A Table must not be copied.
+type Table struct {
+	// seq is even while the shard is free and odd while a writer holds it;
+	// only ever accessed atomically. It is a plain uint64, not an
+	// atomic.Uint64, so that Lock stays within the inliner's budget; the
+	// atomic.Uint64 below makes every Table (and Shard) 8-byte aligned, as
+	// 64-bit atomics need on 32-bit platforms.
+	seq uint64
+	_   atomic.Uint64
 	t   *table        // written under the lock; read by Peek without it
 
 	live int    // guarded by the lock: full index slots
@@ -120,6 +127,12 @@ type Shard[A any] struct {
 
 	seed maphash.Seed // the Map's, to rehash keys when the index is rebuilt
 	park sync.Mutex   // contended writers queue here, one spinning at a time
+}
+
+// Shard is one partition of a Map: a Table and the caller's per-shard
+// state. A Shard must not be copied.
+type Shard[A any] struct {
+	Table
 
 	// Aux is the caller's per-shard state, guarded by the shard's lock.
 	Aux A
@@ -131,17 +144,17 @@ type Shard[A any] struct {
 }
 
 // Lock locks the shard for writing. A reader's Peek fails while it is held.
-func (s *Shard[A]) Lock() {
-	if v := s.seq.Load(); v&1 == 0 && s.seq.CompareAndSwap(v, v+1) {
-		return
+func (s *Table) Lock() {
+	// An odd v (held) expects v-1 and so fails: no branch on the parity.
+	if v := atomic.LoadUint64(&s.seq); !atomic.CompareAndSwapUint64(&s.seq, v&^1, v|1) {
+		s.lockSlow()
 	}
-	s.lockSlow()
 }
 
-func (s *Shard[A]) lockSlow() {
+func (s *Table) lockSlow() {
 	s.park.Lock()
 	for i := 0; ; i++ {
-		if v := s.seq.Load(); v&1 == 0 && s.seq.CompareAndSwap(v, v+1) {
+		if v := atomic.LoadUint64(&s.seq); v&1 == 0 && atomic.CompareAndSwapUint64(&s.seq, v, v+1) {
 			break
 		}
 		if i >= 16 {
@@ -152,10 +165,10 @@ func (s *Shard[A]) lockSlow() {
 }
 
 // Unlock unlocks the shard, publishing the writes made under the lock.
-func (s *Shard[A]) Unlock() { s.seq.Add(1) }
+func (s *Table) Unlock() { atomic.AddUint64(&s.seq, 1) }
 
 // init readies an empty shard.
-func (s *Shard[A]) init(seed maphash.Seed) {
+func (s *Table) init(seed maphash.Seed) {
 	s.seed = seed
 	s.free = -1
 	s.t = &table{groups: newGroups(minGroups), mask: minGroups - 1}
@@ -191,19 +204,19 @@ func groupOf(h uint64, mask uint64) uint64 { return (h >> 7) & mask }
 // ReadVersion starts an optimistic read: it returns the shard's version,
 // and ok false while a writer holds the shard. Pass the version to Peek,
 // Unchanged and Upgrade. It is safe for concurrent use.
-func (s *Shard[A]) ReadVersion() (v uint64, ok bool) {
-	v = s.seq.Load()
+func (s *Table) ReadVersion() (v uint64, ok bool) {
+	v = atomic.LoadUint64(&s.seq)
 	return v, v&1 == 0
 }
 
 // Unchanged reports whether no writer has locked the shard since
 // ReadVersion returned v: everything read since is one consistent snapshot.
-func (s *Shard[A]) Unchanged(v uint64) bool { return s.seq.Load() == v }
+func (s *Table) Unchanged(v uint64) bool { return atomic.LoadUint64(&s.seq) == v }
 
 // Upgrade locks the shard for writing if it is unchanged since version v,
 // so that what a reader saw still holds once it writes; it reports whether
 // it did. On false the shard is not locked.
-func (s *Shard[A]) Upgrade(v uint64) bool { return s.seq.CompareAndSwap(v, v+1) }
+func (s *Table) Upgrade(v uint64) bool { return atomic.CompareAndSwapUint64(&s.seq, v, v+1) }
 
 // Peek looks key up without locking, at version v from ReadVersion: found
 // reports whether the key is stored, and value and exp are its entry's
@@ -214,7 +227,7 @@ func (s *Shard[A]) Upgrade(v uint64) bool { return s.seq.CompareAndSwap(v, v+1) 
 // everything, and writes nothing.
 //
 //go:norace
-func (s *Shard[A]) Peek(v, h uint64, key string) (value string, exp int64, found, valid bool) {
+func (s *Table) Peek(v, h uint64, key string) (value string, exp int64, found, valid bool) {
 	t := s.t
 	tag := tagOf(h)
 	g := groupOf(h, t.mask)
@@ -229,7 +242,7 @@ func (s *Shard[A]) Peek(v, h uint64, key string) (value string, exp int64, found
 			}
 			e := &t.chunks[c][hd&(chunkSize-1)]
 			k, val, x := e.Key, e.Value, e.Exp
-			if s.seq.Load() != v {
+			if atomic.LoadUint64(&s.seq) != v {
 				return "", noExp, false, false
 			}
 			// The copy is consistent: its key's bytes never change.
@@ -238,7 +251,7 @@ func (s *Shard[A]) Peek(v, h uint64, key string) (value string, exp int64, found
 			}
 		}
 		if matchEmpty(ctrl) != 0 || step > t.mask {
-			return "", noExp, false, s.seq.Load() == v
+			return "", noExp, false, atomic.LoadUint64(&s.seq) == v
 		}
 		g = (g + step) & t.mask
 	}
@@ -250,7 +263,7 @@ const noExp = math.MinInt64
 
 // FindLocked returns the handle of key's entry and its index position, or
 // ok false. The caller must hold the lock.
-func (s *Shard[A]) FindLocked(h uint64, key string) (hd Handle, pos int, ok bool) {
+func (s *Table) FindLocked(h uint64, key string) (hd Handle, pos int, ok bool) {
 	t := s.t
 	tag := tagOf(h)
 	g := groupOf(h, t.mask)
@@ -273,14 +286,14 @@ func (s *Shard[A]) FindLocked(h uint64, key string) (hd Handle, pos int, ok bool
 // EntryLocked returns the entry hd names. The pointer stays valid until
 // the lock is released or a delete compacts the shard. The caller must hold
 // the lock.
-func (s *Shard[A]) EntryLocked(hd Handle) *Entry {
+func (s *Table) EntryLocked(hd Handle) *Entry {
 	return &s.t.chunks[hd>>chunkBits][hd&(chunkSize-1)]
 }
 
 // InsertLocked stores a new entry for key, which must not be stored, and
 // returns its handle. It may grow the index or the entry store (handles
 // stay valid). The caller must hold the lock.
-func (s *Shard[A]) InsertLocked(h uint64, key, value string, exp int64) Handle {
+func (s *Table) InsertLocked(h uint64, key, value string, exp int64) Handle {
 	hd := s.allocLocked()
 	e := s.EntryLocked(hd)
 	e.Key, e.Value, e.Exp = key, value, exp
@@ -293,7 +306,7 @@ func (s *Shard[A]) InsertLocked(h uint64, key, value string, exp int64) Handle {
 }
 
 // placeLocked files hd in the first free slot of h's probe sequence.
-func (s *Shard[A]) placeLocked(t *table, h uint64, hd Handle) {
+func (s *Table) placeLocked(t *table, h uint64, hd Handle) {
 	g := groupOf(h, t.mask)
 	for step := uint64(1); ; step++ {
 		gr := &t.groups[g]
@@ -313,7 +326,7 @@ func (s *Shard[A]) placeLocked(t *table, h uint64, hd Handle) {
 
 // allocLocked hands out a free entry, growing the store by a chunk if
 // needed.
-func (s *Shard[A]) allocLocked() Handle {
+func (s *Table) allocLocked() Handle {
 	if hd := s.free; hd >= 0 {
 		e := s.EntryLocked(hd)
 		s.free = Handle(e.Exp)
@@ -335,7 +348,7 @@ func (s *Shard[A]) allocLocked() Handle {
 // FindLocked) and frees it. It reports whether it then compacted the shard
 // (see CompactLocked): every handle may have changed. The caller must hold
 // the lock.
-func (s *Shard[A]) DeleteLocked(hd Handle, pos int) (compacted bool) {
+func (s *Table) DeleteLocked(hd Handle, pos int) (compacted bool) {
 	t := s.t
 	gr := &t.groups[pos/groupSlots]
 	shift := uint(pos%groupSlots) * 8
@@ -363,7 +376,7 @@ func (s *Shard[A]) DeleteLocked(hd Handle, pos int) (compacted bool) {
 // they would fill more than half of it, otherwise the same size without
 // deleted slots. Growth happens at a load of 7/8, so a grown index starts
 // just under half full.
-func (s *Shard[A]) rehashLocked(n int) {
+func (s *Table) rehashLocked(n int) {
 	groups := len(s.t.groups)
 	for n*2 > groups*groupSlots {
 		groups *= 2
@@ -373,7 +386,7 @@ func (s *Shard[A]) rehashLocked(n int) {
 
 // reindexLocked builds an index of the given size over chunks, filing
 // every live entry, and publishes it.
-func (s *Shard[A]) reindexLocked(groups int, chunks []*chunk) {
+func (s *Table) reindexLocked(groups int, chunks []*chunk) {
 	old := s.t
 	t := &table{groups: newGroups(groups), mask: uint64(groups - 1), chunks: chunks}
 	for gi := range old.groups {
@@ -395,7 +408,7 @@ func (s *Shard[A]) reindexLocked(groups int, chunks []*chunk) {
 // moves the live entries into a store of the right size, numbering them
 // 0..Len-1 in index order, and rebuilds the index. Every handle changes; a
 // caller that keeps handles (a timer wheel) rebuilds from RangeLocked.
-func (s *Shard[A]) compactLocked() {
+func (s *Table) compactLocked() {
 	old := s.t
 	nchunks := (s.live + chunkSize - 1) / chunkSize
 	chunks := make([]*chunk, max(nchunks, 1))
@@ -429,12 +442,12 @@ func (s *Shard[A]) compactLocked() {
 
 // LenLocked returns the number of stored entries. The caller must hold the
 // lock.
-func (s *Shard[A]) LenLocked() int { return s.live }
+func (s *Table) LenLocked() int { return s.live }
 
 // RangeLocked calls f with the handle and entry of every stored entry
 // until f returns false. f must not insert or delete. The caller must hold
 // the lock.
-func (s *Shard[A]) RangeLocked(f func(hd Handle, e *Entry) bool) {
+func (s *Table) RangeLocked(f func(hd Handle, e *Entry) bool) {
 	t := s.t
 	for gi := range t.groups {
 		gr := &t.groups[gi]
@@ -452,7 +465,7 @@ func (s *Shard[A]) RangeLocked(f func(hd Handle, e *Entry) bool) {
 
 // ClearLocked removes every entry and returns the shard to its initial
 // size; every handle becomes invalid. The caller must hold the lock.
-func (s *Shard[A]) ClearLocked() {
+func (s *Table) ClearLocked() {
 	s.live, s.dead, s.used, s.free = 0, 0, 0, -1
 	s.t = &table{groups: newGroups(minGroups), mask: minGroups - 1}
 }
@@ -527,7 +540,7 @@ func (m *Map[A]) Len() int {
 // that slot's group, handles are distinct, and the free list holds exactly
 // the other handed-out entries. It is O(capacity), for tests. The caller
 // must hold the lock.
-func (s *Shard[A]) VerifyLocked() error {
+func (s *Table) VerifyLocked() error {
 	t := s.t
 	if len(t.groups) == 0 || uint64(len(t.groups)-1) != t.mask || len(t.groups)&(len(t.groups)-1) != 0 {
 		return fmt.Errorf("shard: index of %d groups with mask %d", len(t.groups), t.mask)

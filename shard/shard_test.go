@@ -166,26 +166,26 @@ func TestModel(t *testing.T) {
 func TestVerifyCatchesCorruption(t *testing.T) {
 	tests := []struct {
 		name    string
-		corrupt func(s *Shard[struct{}], hd Handle, pos int)
+		corrupt func(s *Table, hd Handle, pos int)
 	}{
-		{"LiveCount", func(s *Shard[struct{}], hd Handle, pos int) { s.live++ }},
-		{"WrongTag", func(s *Shard[struct{}], hd Handle, pos int) {
+		{"LiveCount", func(s *Table, hd Handle, pos int) { s.live++ }},
+		{"WrongTag", func(s *Table, hd Handle, pos int) {
 			gr := &s.t.groups[pos/groupSlots]
 			shift := uint(pos%groupSlots) * 8
 			gr.ctrl ^= 1 << shift
 		}},
-		{"RenamedKey", func(s *Shard[struct{}], hd Handle, pos int) { s.EntryLocked(hd).Key = "other" }},
-		{"HandleTwice", func(s *Shard[struct{}], hd Handle, pos int) {
+		{"RenamedKey", func(s *Table, hd Handle, pos int) { s.EntryLocked(hd).Key = "other" }},
+		{"HandleTwice", func(s *Table, hd Handle, pos int) {
 			h := maphash64(s, "twin")
 			s.InsertLocked(h, "twin", "v", 0)
 			_, tpos, _ := s.FindLocked(h, "twin")
 			s.t.groups[tpos/groupSlots].h[tpos%groupSlots] = hd
 		}},
-		{"FreeListCycle", func(s *Shard[struct{}], hd Handle, pos int) {
+		{"FreeListCycle", func(s *Table, hd Handle, pos int) {
 			s.DeleteLocked(hd, pos)
 			s.EntryLocked(hd).Exp = int64(hd)
 		}},
-		{"DirtyFreeEntry", func(s *Shard[struct{}], hd Handle, pos int) {
+		{"DirtyFreeEntry", func(s *Table, hd Handle, pos int) {
 			s.DeleteLocked(hd, pos)
 			s.EntryLocked(hd).Key = "ghost"
 		}},
@@ -200,7 +200,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			s, h := shardOf(m, "k7")
 			s.Lock()
 			hd, pos, _ := s.FindLocked(h, "k7")
-			tt.corrupt(s, hd, pos)
+			tt.corrupt(&s.Table, hd, pos)
 			err := s.VerifyLocked()
 			s.Unlock()
 			if err == nil {
@@ -211,7 +211,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 	}
 }
 
-func maphash64(s *Shard[struct{}], key string) uint64 {
+func maphash64(s *Table, key string) uint64 {
 	m := &Map[struct{}]{seed: s.seed}
 	return m.Hash(key)
 }
