@@ -118,7 +118,7 @@ type Table struct {
 	// 64-bit atomics need on 32-bit platforms.
 	seq uint64
 	_   atomic.Uint64
-	t   *table        // written under the lock; read by Peek without it
+	t   *table // written under the lock; read by Peek without it
 
 	live int    // guarded by the lock: full index slots
 	dead int    // guarded by the lock: deleted index slots
