@@ -9,7 +9,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/benbjohnson/clock"
+	"github.com/nxkv/nxkv/clock"
 )
 
 // Client obtains locks from a Backend. It is safe for concurrent use; create
@@ -17,8 +17,9 @@ import (
 // close, but every Lock it returns must be released (or left to expire).
 type Client struct {
 	b     Backend
-	w     Watcher // b as a Watcher, or nil
-	clock clock.Clock
+	w     Watcher     // b as a Watcher, or nil
+	clock clock.Clock // nil: the real clock
+	time  *clock.Time // reads clock
 	fifo  bool
 
 	prefix [prefixLen]byte // random, read once in New
@@ -41,13 +42,14 @@ func New(b Backend, opts ...ClientOption) *Client {
 	if b == nil {
 		panic("lockapi: New with a nil Backend")
 	}
-	c := &Client{b: b, clock: clock.New()}
+	c := &Client{b: b}
 	c.w, _ = b.(Watcher)
 	for _, o := range opts {
 		if o != nil {
 			o(c)
 		}
 	}
+	c.time = clock.NewTime(c.clock)
 	var raw [prefixLen * 3 / 4]byte
 	rand.Read(raw[:]) // never fails (crypto/rand panics instead)
 	base64.RawURLEncoding.Encode(c.prefix[:], raw[:])
@@ -115,7 +117,7 @@ func (c *Client) newLock(key string, cfg *obtainConfig) *Lock {
 		l.value = token + cfg.metadata
 	}
 	if cfg.refreshOn {
-		l.x = &lockExtra{refresh: cfg.refresh}
+		l.x = &lockExtra{refresh: cfg.refresh, kick: make(chan struct{}, 1)}
 		l.watchdog = true
 	}
 	return l
@@ -125,7 +127,7 @@ func (c *Client) newLock(key string, cfg *obtainConfig) *Lock {
 func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration) (bool, error) {
 	var start time.Time
 	if l.watchdog {
-		start = c.clock.Now()
+		start = c.time.Now()
 	}
 	fence, ok, err := c.b.Acquire(ctx, l.key, l.value, ttl)
 	if err != nil {
@@ -139,7 +141,7 @@ func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration) (bool,
 	if ok {
 		l.fence = fence
 		if l.watchdog {
-			l.x.deadline = start.Add(ttl)
+			l.x.lease.end = start.Add(ttl)
 		}
 	}
 	return ok, nil
@@ -174,7 +176,7 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 	if !more {
 		return nil, ctxError(ctx, ErrNotObtained, l.key, nil)
 	}
-	timer := c.clock.Timer(d)
+	timer := clock.NewTimer(c.clock, d)
 	defer func() { timer.Stop() }()
 	var changed <-chan struct{}
 	stop := func() {}
@@ -214,7 +216,7 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 		if d, more = bo.Next(); !more {
 			return nil, ctxError(ctx, ErrNotObtained, l.key, nil)
 		}
-		timer = c.clock.Timer(d)
+		timer = clock.NewTimer(c.clock, d)
 	}
 }
 

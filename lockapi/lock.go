@@ -2,11 +2,12 @@ package lockapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/benbjohnson/clock"
+	"github.com/nxkv/nxkv/clock"
 )
 
 // Lock is one acquisition of a key, returned by Client.Obtain. Its methods
@@ -33,12 +34,14 @@ type Lock struct {
 type lockExtra struct {
 	refresh     AutoRefresh                           // watchdog settings; immutable
 	lostErr     error                                 // guarded by Lock.mu: why the lock was lost, nil while not lost
-	deadline    time.Time                             // guarded by Lock.mu: local end of validity, tracked with a watchdog
+	lease       lease                                 // guarded by Lock.mu: the validity the backend granted, tracked with a watchdog
+	kick        chan struct{}                         // with a watchdog: signals the monitor that lease.end moved; buffered
 	lost        chan struct{}                         // guarded by Lock.mu: created by Lost, closed on loss
 	monitorOn   bool                                  // guarded by Lock.mu: the monitor goroutine runs
 	cancels     map[*context.CancelCauseFunc]struct{} // guarded by Lock.mu: live contexts from Lock.Context
 	stopMonitor context.CancelFunc                    // guarded by Lock.mu: cancels the monitor's ctx
 	monitorDone chan struct{}                         // guarded by Lock.mu: closed when the monitor exits
+	releaseDone chan struct{}                         // guarded by Lock.mu: created by a Release waiting for another; closed when that one ends
 }
 
 // lostErrLocked returns why the lock was lost, or nil.
@@ -84,6 +87,22 @@ func (l *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("lockapi: release %q: %w", l.key, err)
 	}
 	l.mu.Lock()
+	for l.releasing {
+		// Another Release is in flight: wait for its outcome, so that its
+		// success is never mistaken for a loss by this one.
+		x := l.extraLocked()
+		if x.releaseDone == nil {
+			x.releaseDone = make(chan struct{})
+		}
+		wait := x.releaseDone
+		l.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return fmt.Errorf("lockapi: release %q: %w", l.key, ctx.Err())
+		}
+		l.mu.Lock()
+	}
 	if l.released {
 		l.mu.Unlock()
 		return fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
@@ -100,6 +119,10 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.releasing = false
+	if x := l.x; x != nil && x.releaseDone != nil {
+		close(x.releaseDone)
+		x.releaseDone = nil
+	}
 	if err != nil {
 		return ctxError(ctx, nil, l.key, fmt.Errorf("release: %w", err))
 	}
@@ -132,22 +155,19 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if err := l.heldErr(); err != nil {
 		return err
 	}
-	var start time.Time
 	if l.watchdog {
-		start = l.c.clock.Now()
+		l.leaseSend(l.c.time.Now(), ttl)
 	}
 	ok, err := l.c.b.Refresh(ctx, l.key, l.value, ttl)
+	if l.watchdog {
+		l.leaseDone(err == nil && ok)
+	}
 	if err != nil {
 		return ctxError(ctx, nil, l.key, fmt.Errorf("refresh: %w", err))
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if !ok {
-		l.loseLocked(ErrNotHeld)
+		l.lose(ErrNotHeld)
 		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
-	}
-	if l.watchdog {
-		l.x.deadline = start.Add(ttl)
 	}
 	return nil
 }
@@ -337,10 +357,50 @@ func (l *Lock) stopMonitorLocked() (cancel context.CancelFunc, done chan struct{
 	return cancel, done
 }
 
+// leaseSend records, with a watchdog, a granting call for ttl about to be
+// sent at start (see lease), and wakes the monitor if the lease's end moved.
+func (l *Lock) leaseSend(start time.Time, ttl time.Duration) {
+	l.mu.Lock()
+	moved := l.x.lease.send(start, ttl)
+	l.mu.Unlock()
+	if moved {
+		l.kickMonitor()
+	}
+}
+
+// leaseDone records the answer to a call recorded by leaseSend.
+func (l *Lock) leaseDone(granted bool) {
+	l.mu.Lock()
+	moved := l.x.lease.done(granted)
+	l.mu.Unlock()
+	if moved {
+		l.kickMonitor()
+	}
+}
+
+func (l *Lock) kickMonitor() {
+	select {
+	case l.x.kick <- struct{}{}:
+	default:
+	}
+}
+
+// leaseEnd returns the end of the lease, with a watchdog.
+func (l *Lock) leaseEnd() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.x.lease.end
+}
+
+// errValidityEnded is the cause of a loss when the lease ended with no
+// refresh error to blame.
+var errValidityEnded = errors.New("the lease ended before the watchdog refreshed it")
+
 // monitor is the Lock's goroutine: on a Watcher backend it re-checks
 // ownership after every change of the key (changed is the watch armed by
-// startMonitorLocked), and with a watchdog it refreshes the lock. It exits
-// when ctx is canceled (Release, loss) or on loss.
+// startMonitorLocked), and with a watchdog it refreshes the lock and
+// declares it lost when its lease ends. It exits when ctx is canceled
+// (Release, loss) or on loss.
 func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan struct{}, stop func()) {
 	defer close(done)
 	c := l.c
@@ -349,27 +409,66 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 	x := l.x // never replaced once set
 	l.mu.Unlock()
 
-	var timer *clock.Timer
-	var tick <-chan time.Time
+	var (
+		timer       *clock.Timer
+		timerAt     time.Time // when timer fires; zero when none is armed
+		nextRefresh time.Time
+		extensions  int
+		exhausted   bool
+		lastErr     error // the last watchdog refresh error
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	if l.watchdog {
-		timer = c.clock.Timer(x.refresh.Interval)
-		tick = timer.C
-		defer func() { timer.Stop() }()
+		nextRefresh = c.time.Now().Add(x.refresh.Interval)
 	}
-	extensions := 0
-	exhausted := false
-	var lastErr error
 	for {
 		if c.w != nil && changed == nil {
 			changed, stop = c.w.Watch(l.key)
-			_, ok, err := c.b.PTTL(ctx, l.key, l.value)
+			var ok bool
+			err := l.bounded(ctx, "check", func(ctx context.Context) error {
+				var err error
+				_, ok, err = c.b.PTTL(ctx, l.key, l.value)
+				return err
+			})
 			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, errLeaseEnded) {
+				l.lose(l.endedCause(lastErr)) // a no-op if bounded declared it
 				return
 			}
 			if err == nil && !ok {
 				l.lose(ErrNotHeld)
 				return
 			}
+		}
+		var wake <-chan time.Time
+		if l.watchdog {
+			now := c.time.Now()
+			end := l.leaseEnd()
+			if !now.Before(end) {
+				if exhausted {
+					l.lose(ErrExtensionsExhausted)
+				} else {
+					l.lose(l.endedCause(lastErr))
+				}
+				return
+			}
+			at := end
+			if !exhausted && nextRefresh.Before(at) {
+				at = nextRefresh
+			}
+			if !at.Equal(timerAt) {
+				if timer != nil {
+					timer.Stop()
+				}
+				timer, timerAt = clock.NewTimer(c.clock, at.Sub(now)), at
+			}
+			wake = timer.C
 		}
 		select {
 		case <-ctx.Done():
@@ -378,56 +477,106 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 			stop()
 			changed, stop = nil, func() {}
 			continue
-		case <-tick:
+		case <-x.kick:
+			continue
+		case <-wake:
+			timerAt = time.Time{}
+		}
+		now := c.time.Now()
+		if exhausted || now.Before(nextRefresh) || !now.Before(l.leaseEnd()) {
+			continue // the loop's top handles the end of the lease
 		}
 
-		// Watchdog turn.
-		now := c.clock.Now()
-		l.mu.Lock()
-		deadline := x.deadline
-		l.mu.Unlock()
-		if exhausted {
-			if now.Before(deadline) { // a manual Refresh extended the lock
-				timer = c.clock.Timer(deadline.Sub(now))
-				tick = timer.C
-				continue
-			}
-			l.lose(ErrExtensionsExhausted)
-			return
-		}
-		if !now.Before(deadline) {
-			if lastErr == nil {
-				lastErr = fmt.Errorf("watchdog could not refresh before the validity ended")
-			}
-			l.lose(lastErr)
-			return
-		}
-		ok, err := c.b.Refresh(ctx, l.key, l.value, x.refresh.TTL)
+		// Watchdog turn: one refresh, bounded by the lease's end.
+		ttl := x.refresh.TTL
+		l.leaseSend(now, ttl)
+		var ok bool
+		err := l.bounded(ctx, "refresh", func(ctx context.Context) error {
+			var err error
+			ok, err = c.b.Refresh(ctx, l.key, l.value, ttl)
+			return err
+		})
+		l.leaseDone(err == nil && ok)
 		if ctx.Err() != nil {
 			return
 		}
 		switch {
+		case errors.Is(err, errLeaseEnded):
+			l.lose(l.endedCause(lastErr)) // a no-op if bounded declared it
+			return
 		case err != nil:
 			lastErr = fmt.Errorf("watchdog refresh: %w", err)
-			timer = c.clock.Timer(min(x.refresh.Interval, deadline.Sub(now)))
+			nextRefresh = now.Add(x.refresh.Interval)
 		case !ok:
 			l.lose(ErrNotHeld)
 			return
 		default:
+			lastErr = nil
 			extensions++
-			deadline = now.Add(x.refresh.TTL)
-			l.mu.Lock()
-			if deadline.After(x.deadline) {
-				x.deadline = deadline
-			}
-			l.mu.Unlock()
-			if x.refresh.MaxExtensions > 0 && extensions >= x.refresh.MaxExtensions {
-				exhausted = true
-				timer = c.clock.Timer(deadline.Sub(now))
-			} else {
-				timer = c.clock.Timer(x.refresh.Interval)
-			}
+			nextRefresh = now.Add(x.refresh.Interval)
+			exhausted = x.refresh.MaxExtensions > 0 && extensions >= x.refresh.MaxExtensions
 		}
-		tick = timer.C
+	}
+}
+
+// errLeaseEnded is returned by bounded when the lease ended before the
+// call did; the loss is then already declared.
+var errLeaseEnded = errors.New("the lease ended with a watchdog call in flight")
+
+// endedCause returns the cause of a loss at the end of the lease.
+func (l *Lock) endedCause(lastErr error) error {
+	if lastErr != nil {
+		return lastErr
+	}
+	return errValidityEnded
+}
+
+// bounded runs call, a backend call of the monitor named op. Without a
+// watchdog it runs it under ctx. With one, the call's ctx ends when the
+// lease does; if the lease ends first, bounded declares the loss at that
+// moment, then cancels the call, waits for it (no goroutine outlives the
+// monitor) and returns errLeaseEnded.
+func (l *Lock) bounded(ctx context.Context, op string, call func(ctx context.Context) error) error {
+	if !l.watchdog {
+		return call(ctx)
+	}
+	c := l.c
+	now, end := c.time.Now(), l.leaseEnd()
+	if !now.Before(end) {
+		return errLeaseEnded // the monitor's loop declares the loss
+	}
+	cctx, cancel := clock.WithTimeout(ctx, c.clock, end.Sub(now))
+	defer cancel()
+	res := make(chan error, 1)
+	go func() { res <- call(cctx) }()
+	timer := clock.NewTimer(c.clock, end.Sub(now))
+	defer func() { timer.Stop() }()
+	for {
+		select {
+		case err := <-res:
+			if err == nil || ctx.Err() != nil || cctx.Err() == nil {
+				return err
+			}
+			if c.time.Now().Before(l.leaseEnd()) {
+				return err // cut short, but a manual Refresh extended the lease meanwhile
+			}
+			l.lose(fmt.Errorf("watchdog %s: %w: %w", op, errLeaseEnded, err))
+			return errLeaseEnded
+		case <-l.x.kick:
+		case <-timer.C:
+		}
+		// The lease may have moved: wait for its current end.
+		now, end = c.time.Now(), l.leaseEnd()
+		if now.Before(end) {
+			timer.Stop()
+			timer = clock.NewTimer(c.clock, end.Sub(now))
+			continue
+		}
+		// The lease ended first: declare the loss at once, then cancel the
+		// call and wait for it.
+		l.lose(fmt.Errorf("watchdog %s: %w: %w", op, errLeaseEnded, context.DeadlineExceeded))
+		cancel()
+		<-res
+		return errLeaseEnded
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benbjohnson/clock"
+	"github.com/nxkv/nxkv/clock"
 )
 
 // ClientOption configures a Client in New.
