@@ -33,7 +33,7 @@ func TestWatchdogShorterRefreshTTL(t *testing.T) {
 	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
 		l, err := c.Obtain(context.Background(), "k", 10*time.Second,
-			lockapi.WithAutoRefresh(lockapi.AutoRefresh{TTL: time.Second, Interval: 400 * time.Millisecond}))
+			&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{TTL: time.Second, Interval: 400 * time.Millisecond}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,8 +42,8 @@ func TestWatchdogShorterRefreshTTL(t *testing.T) {
 		fi.Inject(faultinject.Refresh, faultinject.Fault{})
 		other := make(chan time.Duration, 1)
 		go func() {
-			l2, err := lockapi.New(fi).Obtain(context.Background(), "k", time.Minute,
-				lockapi.WithRetry(lockapi.LinearBackoff(time.Millisecond)))
+			l2, err := lockapi.New(fi, lockapi.Options{}).Obtain(context.Background(), "k", time.Minute,
+				&lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Millisecond)})
 			if err != nil {
 				t.Error(err)
 				other <- 0
@@ -73,7 +73,7 @@ func TestManualRefreshShorterTTL(t *testing.T) {
 	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
 		l, err := c.Obtain(context.Background(), "k", 10*time.Second,
-			lockapi.WithAutoRefresh(lockapi.AutoRefresh{Interval: 3 * time.Second}))
+			&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{Interval: 3 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestWatchdogRefreshHangs(t *testing.T) {
 	for _, watch := range []bool{false, true} {
 		bubble(t, watch, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 			start := time.Now()
-			l, err := c.Obtain(context.Background(), "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+			l, err := c.Obtain(context.Background(), "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestConcurrentRelease(t *testing.T) {
 		e := engine.New(engine.Options{})
 		defer e.Close()
 		g := &gatedRelease{Backend: inproc.New(e, inproc.Options{}), gate: make(chan struct{}), entered: make(chan struct{})}
-		l, err := lockapi.New(g).Obtain(context.Background(), "k", time.Minute)
+		l, err := lockapi.New(g, lockapi.Options{}).Obtain(context.Background(), "k", time.Minute, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

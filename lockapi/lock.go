@@ -84,7 +84,7 @@ func (l *Lock) Fence() (int64, bool) { return l.fence, l.fence != 0 }
 // may be retried. Errors wrap ctx.Err() when ctx ended.
 func (l *Lock) Release(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("lockapi: release %q: %w", l.key, err)
+		return newError("release", l.key, nil, "", err)
 	}
 	l.mu.Lock()
 	for l.releasing {
@@ -99,13 +99,13 @@ func (l *Lock) Release(ctx context.Context) error {
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return fmt.Errorf("lockapi: release %q: %w", l.key, ctx.Err())
+			return newError("release", l.key, nil, "", ctx.Err())
 		}
 		l.mu.Lock()
 	}
 	if l.released {
 		l.mu.Unlock()
-		return fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
+		return newError("release", l.key, ErrNotHeld, "already released", nil)
 	}
 	l.releasing = true
 	lostErr := l.lostErrLocked()
@@ -124,7 +124,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		x.releaseDone = nil
 	}
 	if err != nil {
-		return ctxError(ctx, nil, l.key, fmt.Errorf("release: %w", err))
+		return newError("release", l.key, nil, "", withCtx(err, ctx.Err()))
 	}
 	if !ok {
 		l.loseLocked(ErrNotHeld)
@@ -133,9 +133,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.cancelContextsLocked(ErrReleased)
 	switch {
 	case lostErr != nil:
-		return fmt.Errorf("%w: %w", ErrNotHeld, lostErr)
+		return newError("release", l.key, ErrNotHeld, "", lostErr)
 	case !ok:
-		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
+		return newError("release", l.key, ErrNotHeld, "", nil)
 	}
 	return nil
 }
@@ -146,13 +146,13 @@ func (l *Lock) Release(ctx context.Context) error {
 // (the lock is then marked lost; nothing is changed at the backend), and
 // wraps ctx.Err() when ctx ended.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	if ttl <= 0 {
-		return fmt.Errorf("%w: refresh %q with ttl %v", ErrInvalidTTL, l.key, ttl)
+	if err := checkTTL("refresh", l.key, ttl); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("lockapi: refresh %q: %w", l.key, err)
+		return newError("refresh", l.key, nil, "", err)
 	}
-	if err := l.heldErr(); err != nil {
+	if err := l.heldErr("refresh"); err != nil {
 		return err
 	}
 	if l.watchdog {
@@ -163,11 +163,11 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		l.leaseDone(err == nil && ok)
 	}
 	if err != nil {
-		return ctxError(ctx, nil, l.key, fmt.Errorf("refresh: %w", err))
+		return newError("refresh", l.key, nil, "", withCtx(err, ctx.Err()))
 	}
 	if !ok {
 		l.lose(ErrNotHeld)
-		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
+		return newError("refresh", l.key, ErrNotHeld, "", nil)
 	}
 	return nil
 }
@@ -178,31 +178,32 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 // Errors wrap ctx.Err() when ctx ended.
 func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("lockapi: ttl %q: %w", l.key, err)
+		return 0, newError("ttl", l.key, nil, "", err)
 	}
-	if err := l.heldErr(); err != nil {
+	if err := l.heldErr("ttl"); err != nil {
 		return 0, err
 	}
 	d, ok, err := l.c.b.PTTL(ctx, l.key, l.value)
 	if err != nil {
-		return 0, ctxError(ctx, nil, l.key, fmt.Errorf("pttl: %w", err))
+		return 0, newError("ttl", l.key, nil, "", withCtx(err, ctx.Err()))
 	}
 	if !ok {
 		l.lose(ErrNotHeld)
-		return 0, fmt.Errorf("%w: %q", ErrNotHeld, l.key)
+		return 0, newError("ttl", l.key, ErrNotHeld, "", nil)
 	}
 	return d, nil
 }
 
-// heldErr returns ErrNotHeld if the lock is known released or lost.
-func (l *Lock) heldErr() error {
+// heldErr returns op's error matching ErrNotHeld if the lock is known
+// released or lost.
+func (l *Lock) heldErr(op string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.released:
-		return fmt.Errorf("%w: %q: released", ErrNotHeld, l.key)
+		return newError(op, l.key, ErrNotHeld, "released", nil)
 	case l.lostErrLocked() != nil:
-		return fmt.Errorf("%w: %w", ErrNotHeld, l.lostErrLocked())
+		return newError(op, l.key, ErrNotHeld, "", l.lostErrLocked())
 	}
 	return nil
 }
@@ -292,13 +293,26 @@ func (l *Lock) lose(cause error) {
 	l.loseLocked(cause)
 }
 
+// lossError is the error of a loss with the given cause: ErrNotHeld (the
+// backend no longer holds the value), ErrExtensionsExhausted, or the error
+// that kept the watchdog from refreshing in time.
+func lossError(key string, cause error) *Error {
+	switch cause {
+	case ErrNotHeld:
+		return &Error{Key: key, kinds: [2]error{ErrLost, ErrNotHeld}, detail: "expired, deleted or taken over"}
+	case ErrExtensionsExhausted:
+		return &Error{Key: key, kinds: [2]error{ErrLost, ErrExtensionsExhausted}}
+	}
+	return &Error{Key: key, Err: cause, kinds: [2]error{ErrLost}}
+}
+
 // loseLocked records the first loss; a loss found while releasing or after
 // a Release is no loss.
 func (l *Lock) loseLocked(cause error) {
 	if l.released || l.releasing || l.lostErrLocked() != nil {
 		return
 	}
-	err := fmt.Errorf("%w: %q: %w", ErrLost, l.key, cause)
+	err := lossError(l.key, cause)
 	l.extraLocked().lostErr = err
 	l.cancelContextsLocked(err)
 	if x := l.x; x != nil {
@@ -521,7 +535,7 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 
 // errLeaseEnded is returned by bounded when the lease ended before the
 // call did; the loss is then already declared.
-var errLeaseEnded = errors.New("the lease ended with a watchdog call in flight")
+var errLeaseEnded = errors.New("the lease ended before the call returned")
 
 // endedCause returns the cause of a loss at the end of the lease.
 func (l *Lock) endedCause(lastErr error) error {

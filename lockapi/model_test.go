@@ -55,7 +55,7 @@ func checkAgainstModel(rt *rapid.T, newBackend func(e *engine.Engine) lockapi.Ba
 	defer e.Close()
 	b := newBackend(e)
 	cc := clock.NewMock() // client clock: NoRetry never waits
-	clients := []*lockapi.Client{lockapi.New(b, lockapi.WithClock(cc)), lockapi.New(b, lockapi.WithClock(cc))}
+	clients := []*lockapi.Client{lockapi.New(b, lockapi.Options{Clock: cc}), lockapi.New(b, lockapi.Options{Clock: cc})}
 	keys := []string{"a", "b"}
 	m := &lockModel{now: epoch, holder: map[string]int{}, deadline: map[string]time.Time{}, lastFence: map[string]int64{}}
 	for _, k := range keys {
@@ -90,7 +90,7 @@ func checkAgainstModel(rt *rapid.T, newBackend func(e *engine.Engine) lockapi.Ba
 			c := rapid.SampledFrom(clients).Draw(t, "client")
 			ttl := ttlGen.Draw(t, "ttl")
 			free := m.free(k)
-			l, err := c.Obtain(ctx, k, ttl)
+			l, err := c.Obtain(ctx, k, ttl, nil)
 			if free != (err == nil) {
 				t.Fatalf("Obtain(%s) = %v, model says free = %v", k, err, free)
 			}

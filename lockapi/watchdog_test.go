@@ -28,10 +28,10 @@ func bubble(t *testing.T, watch bool, f func(e *engine.Engine, fi *faultinject.B
 		var fi *faultinject.Backend
 		if watch {
 			w := faultinject.NewWatcher(b, faultinject.Options{})
-			fi, c = w.Backend, lockapi.New(w)
+			fi, c = w.Backend, lockapi.New(w, lockapi.Options{})
 		} else {
 			fi = faultinject.New(b, faultinject.Options{})
-			c = lockapi.New(fi)
+			c = lockapi.New(fi, lockapi.Options{})
 		}
 		f(e, fi, c)
 	})
@@ -41,7 +41,7 @@ func TestWatchdogKeepsAlive(t *testing.T) {
 	for _, watch := range []bool{true, false} {
 		bubble(t, watch, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 			ctx := context.Background()
-			l, err := c.Obtain(ctx, "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+			l, err := c.Obtain(ctx, "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestWatchdogMaxExtensions(t *testing.T) {
 		bubble(t, watch, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 			start := time.Now()
 			l, err := c.Obtain(context.Background(), "k", 3*time.Second,
-				lockapi.WithAutoRefresh(lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 2}))
+				&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestWatchdogMaxExtensions(t *testing.T) {
 func TestWatchdogRefreshErrors(t *testing.T) {
 	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
-		l, err := c.Obtain(context.Background(), "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+		l, err := c.Obtain(context.Background(), "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestWatchdogRefreshErrors(t *testing.T) {
 // the watchdog and signals the loss.
 func TestWatchdogNotHeld(t *testing.T) {
 	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
-		l, err := c.Obtain(context.Background(), "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+		l, err := c.Obtain(context.Background(), "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,9 +149,9 @@ func TestWatchdogNotHeld(t *testing.T) {
 // and on loss (synctest.Test fails on a leftover goroutine).
 func TestLostMonitorExits(t *testing.T) {
 	bubble(t, true, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
-		l1, _ := c.Obtain(context.Background(), "a", time.Second)
+		l1, _ := c.Obtain(context.Background(), "a", time.Second, nil)
 		l1.Lost()
-		l2, _ := c.Obtain(context.Background(), "b", time.Second)
+		l2, _ := c.Obtain(context.Background(), "b", time.Second, nil)
 		lost := l2.Lost()
 		l1.Release(context.Background())
 		time.Sleep(2 * time.Second)
@@ -168,7 +168,7 @@ func TestWatchdogManualRefreshAfterExhaustion(t *testing.T) {
 	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
 		l, err := c.Obtain(context.Background(), "k", 3*time.Second,
-			lockapi.WithAutoRefresh(lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 1}))
+			&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,10 +193,10 @@ func TestWatchdogManualRefreshAfterExhaustion(t *testing.T) {
 func TestWaiterWakesWithinTicksOfExpiry(t *testing.T) {
 	bubble(t, true, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
-		if _, err := c.Obtain(context.Background(), "k", 100*time.Millisecond); err != nil {
+		if _, err := c.Obtain(context.Background(), "k", 100*time.Millisecond, nil); err != nil {
 			t.Fatal(err)
 		}
-		l, err := c.Obtain(context.Background(), "k", time.Second, lockapi.WithRetry(lockapi.LinearBackoff(time.Hour)))
+		l, err := c.Obtain(context.Background(), "k", time.Second, &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
