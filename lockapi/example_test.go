@@ -102,13 +102,15 @@ func ExampleLock_Fence() {
 
 // ExampleAutoRefresh keeps a lock alive past its TTL with a watchdog
 // limited to three extensions; when they are used up the lock is lost when
-// its validity ends, and Lost and Err say so.
+// its lease ends, and Lost and Err say so. The fake clock is given once, to
+// the engine: the Client takes it from the backend. (Tests can instead run
+// in a testing/synctest bubble and inject nothing; see the package doc.)
 func ExampleAutoRefresh() {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	e := engine.New(engine.Options{Clock: mock})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{Clock: mock})
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 	ctx := context.Background()
 
 	l, _ := c.Obtain(ctx, "report", 30*time.Second,

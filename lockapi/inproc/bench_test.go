@@ -68,7 +68,7 @@ func BenchmarkObtainRelease(b *testing.B) {
 
 // BenchmarkEngineCycle is the raw engine cycle under ObtainRelease (SET NX
 // PX, then compare-and-delete, with a fixed token), to show what lockapi
-// and the fence counter add.
+// and fencing add.
 func BenchmarkEngineCycle(b *testing.B) {
 	e := engine.New(engine.Options{})
 	defer e.Close()

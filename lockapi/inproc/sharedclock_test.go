@@ -11,6 +11,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	nxclock "github.com/nxkv/nxkv/clock"
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/inproc"
@@ -18,12 +19,13 @@ import (
 )
 
 // TestSharedMockNoHang: the engine and the lock client share one
-// benbjohnson Mock (the pattern users follow, and the clock a Client takes
-// from its backend by default) while a goroutine advances it a millisecond
-// at a time, and four waiters contend for one key with short TTLs, some
+// benbjohnson Mock (the clock a Client takes from its backend by default)
+// while a goroutine advances it a millisecond at a time, and four waiters
+// contend for one key with short TTLs, half of them with a watchdog, some
 // releasing and some letting the lock expire. Mock.Add fires timers while
-// holding the Mock's mutex, so any code that reads the Mock while holding a
-// lock of its own, or resets a Mock timer, can deadlock with it. The test
+// holding the Mock's mutex, so code that reads the Mock while holding a lock
+// of its own, resets a Mock timer, or calls Mock.After (which fires due
+// timers itself and can fire one twice) can deadlock with it. The test
 // runs a fixed number of acquisitions and fails, with every goroutine's
 // stack, as soon as the Mock stops advancing for stall (real time), instead
 // of hanging.
@@ -36,7 +38,7 @@ func TestSharedMockNoHang(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(locktest.Epoch)
 	e := engine.New(engine.Options{Clock: mock})
-	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{Clock: mock})
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{}) // the engine's Mock
 
 	stop := make(chan struct{})
 	advancing := make(chan struct{})
@@ -82,7 +84,10 @@ func TestSharedMockNoHang(t *testing.T) {
 				}
 				l.Lost()
 				if (w+r)%4 == 0 {
-					<-mock.After(time.Millisecond)
+					// Hold for a millisecond of the Mock's time. (Not
+					// mock.After: run from here it can fire another
+					// goroutine's timer a second time while Add does.)
+					<-nxclock.NewTimer(mock, time.Millisecond).C
 					l.Release(context.Background()) // else it expires
 				}
 			}

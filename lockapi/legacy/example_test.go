@@ -65,7 +65,7 @@ func ExampleNewBackend() {
 		fmt.Println(err)
 		return
 	}
-	c := lockapi.New(b, lockapi.Options{Clock: clk})
+	c := lockapi.New(b, lockapi.Options{}) // takes the Backend's clock
 	ctx := context.Background()
 
 	l, err := c.Obtain(ctx, "lock.foo", 30*time.Second, nil)
