@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nxkv/nxkv/clock"
+	"github.com/nxkv/nxkv/lockapi"
 )
 
 // KV is the storage the lock runs over: the four Redis string commands the
@@ -74,8 +75,9 @@ const maxRounds = 3
 // real clock.
 type Options struct {
 	// Clock is the time source for timestamps, deadlines and retry delays;
-	// nil selects the real clock (wall-clock timestamps, monotonic
-	// deadlines). Every client sharing a key must have a synchronized clock
+	// nil selects the KV's clock when it has one (it implements
+	// lockapi.Clocker, as Engine does), else the real clock (wall-clock
+	// timestamps, monotonic deadlines). Every client sharing a key must have a synchronized clock
 	// (see the package doc). A *clock.Mock of github.com/benbjohnson/clock
 	// satisfies clock.Clock.
 	Clock clock.Clock
@@ -130,6 +132,11 @@ func New(kv KV, opts Options) (*Locker, error) {
 		timeout:    opts.Timeout,
 		retryDelay: opts.RetryDelay,
 		margin:     opts.ReleaseMargin,
+	}
+	if l.clock == nil {
+		if cl, ok := kv.(lockapi.Clocker); ok {
+			l.clock = cl.Clock()
+		}
 	}
 	if clock.IsReal(l.clock) {
 		l.clock = nil
