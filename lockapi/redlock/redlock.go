@@ -40,11 +40,11 @@
 // and Release report ok false once it has passed, even though the nodes keep
 // the key for up to drift longer.
 //
-// A lockapi.Client measures its own lease, ttl from before it sent the
-// Acquire or Refresh, in exactly one place: when its watchdog's refreshes
-// keep failing with errors, it declares the lock lost at the end of that
-// lease, which is up to drift later than the Redlock validity. Code that
-// must stop exactly at the validity should ask Lock.TTL, which asks PTTL.
+// A lockapi.Client with a watchdog measures its own lease, ttl from before
+// it sent the Acquire or Refresh, and declares the lock lost when it ends;
+// that is up to drift later than the Redlock validity. Code that must stop
+// exactly at the validity should ask Lock.TTL, which asks PTTL. The Client
+// measures on the Redlock's clock (Redlock is a lockapi.Clocker).
 //
 // # No fencing tokens
 //
