@@ -135,20 +135,21 @@ func (b *Backend) sweepLocked(now int64) {
 	b.sweepAt = max(2*len(b.held), minSweep)
 }
 
-// hold returns this Backend's acquisition of key with value, locked, or nil.
-func (b *Backend) hold(key, value string) *Lock {
+// hold returns this Backend's acquisition of key with value, locked, and
+// the clock read just before locking it (see Lock.lockNow); or nil.
+func (b *Backend) hold(key, value string) (*Lock, time.Time) {
 	b.mu.Lock()
 	lk := b.held[key]
 	b.mu.Unlock()
 	if lk == nil || lk.token != value {
-		return nil
+		return nil, time.Time{}
 	}
-	lk.mu.Lock()
+	now := lk.lockNow()
 	if !lk.held {
 		lk.mu.Unlock()
-		return nil
+		return nil, time.Time{}
 	}
-	return lk
+	return lk, now
 }
 
 // forgetLocked drops lk from the table once it is no longer held; lk.mu is
@@ -173,13 +174,13 @@ func (b *Backend) Release(ctx context.Context, key, value string) (ok bool, err 
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	lk := b.hold(key, value)
+	lk, now := b.hold(key, value)
 	if lk == nil {
 		return false, nil
 	}
 	defer lk.mu.Unlock()
 	defer b.forgetLocked(lk)
-	_, deleted, err := lk.releaseLocked(ctx)
+	_, deleted, err := lk.releaseLocked(ctx, now)
 	return deleted, err
 }
 
@@ -196,13 +197,13 @@ func (b *Backend) Refresh(ctx context.Context, key, value string, ttl time.Durat
 	if err != nil {
 		return false, err
 	}
-	lk := b.hold(key, value)
+	lk, now := b.hold(key, value)
 	if lk == nil {
 		return false, nil
 	}
 	defer lk.mu.Unlock()
 	defer b.forgetLocked(lk)
-	usable, err := lk.refreshLocked(ctx, ttl, margin)
+	usable, err := lk.refreshLocked(ctx, now, ttl, margin)
 	return usable && err == nil, err
 }
 
@@ -211,13 +212,12 @@ func (b *Backend) Refresh(ctx context.Context, key, value string, ttl time.Durat
 // than the release margin remains. It does no I/O: the protocol keeps no TTL
 // at the server.
 func (b *Backend) PTTL(ctx context.Context, key, value string) (ttl time.Duration, ok bool, err error) {
-	lk := b.hold(key, value)
+	lk, now := b.hold(key, value)
 	if lk == nil {
 		return 0, false, nil
 	}
 	defer lk.mu.Unlock()
 	defer b.forgetLocked(lk)
-	now := b.l.now()
 	if !lk.usableLocked(now) {
 		return 0, false, nil
 	}

@@ -310,6 +310,10 @@ func (l *Locker) kvError(ctx context.Context, op, key string, err error) error {
 // concurrent use; Release and Refresh are serialized, so a Refresh never
 // re-creates a key that a concurrent Release deleted. The zero value is not
 // usable: Locks come from Obtain and TryObtain.
+//
+// The clock is never read with mu held (an injected clock may block on its
+// own mutex): lockNow reads it, then takes mu only if it is free at once,
+// so the reading is never older than the wait for mu.
 type Lock struct {
 	l      *Locker
 	key    string
@@ -339,6 +343,19 @@ func (lk *Lock) setDeadlineLocked(d time.Time) {
 	lk.sweepHint.Store(d.UnixNano())
 }
 
+// lockNow reads the clock and locks mu right after, without waiting between
+// the two: if mu is held, it waits for it to be free and reads again.
+func (lk *Lock) lockNow() time.Time {
+	for {
+		now := lk.l.now()
+		if lk.mu.TryLock() {
+			return now
+		}
+		lk.mu.Lock()
+		lk.mu.Unlock()
+	}
+}
+
 // Key returns the lock's key.
 func (lk *Lock) Key() string { return lk.key }
 
@@ -364,12 +381,12 @@ func (lk *Lock) Deadline() time.Time {
 // lock was released. It is computed locally: the protocol keeps no TTL at
 // the server.
 func (lk *Lock) TTL() time.Duration {
-	lk.mu.Lock()
+	now := lk.lockNow()
 	defer lk.mu.Unlock()
 	if !lk.held {
 		return 0
 	}
-	return max(lk.deadline.Sub(lk.l.now()), 0)
+	return max(lk.deadline.Sub(now), 0)
 }
 
 // usableLocked reports whether more than the release margin remains at now,
@@ -382,10 +399,10 @@ func (lk *Lock) usableLocked(now time.Time) bool {
 }
 
 // releaseLocked is Release's work, shared with Backend.Release: unless the
-// lock is no longer usable (usable false, nothing written), DEL the key.
-// After a KV error the lock stays releasable.
-func (lk *Lock) releaseLocked(ctx context.Context) (usable, deleted bool, err error) {
-	if !lk.usableLocked(lk.l.now()) {
+// lock is no longer usable at now (usable false, nothing written), DEL the
+// key. After a KV error the lock stays releasable.
+func (lk *Lock) releaseLocked(ctx context.Context, now time.Time) (usable, deleted bool, err error) {
+	if !lk.usableLocked(now) {
 		return false, false, nil
 	}
 	deleted, err = lk.l.kv.Del(ctx, lk.key)
@@ -397,12 +414,11 @@ func (lk *Lock) releaseLocked(ctx context.Context) (usable, deleted bool, err er
 }
 
 // refreshLocked is Refresh's work, shared with Backend.Refresh: unless the
-// lock is no longer usable (usable false, nothing written), GETSET a time
-// ttl ahead and move the deadline, with margin as the new release margin.
-// After a KV error the deadline stays the old one, the safe assumption
-// whether or not the write happened.
-func (lk *Lock) refreshLocked(ctx context.Context, ttl, margin time.Duration) (usable bool, err error) {
-	now := lk.l.now()
+// lock is no longer usable at now (usable false, nothing written), GETSET a
+// time ttl ahead of now and move the deadline, with margin as the new
+// release margin. After a KV error the deadline stays the old one, the safe
+// assumption whether or not the write happened.
+func (lk *Lock) refreshLocked(ctx context.Context, now time.Time, ttl, margin time.Duration) (usable bool, err error) {
 	if !lk.usableLocked(now) {
 		return false, nil
 	}
@@ -427,9 +443,9 @@ func (lk *Lock) Release(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("legacy: release %q: %w", lk.key, err)
 	}
-	lk.mu.Lock()
+	now := lk.lockNow()
 	defer lk.mu.Unlock()
-	usable, deleted, err := lk.releaseLocked(ctx)
+	usable, deleted, err := lk.releaseLocked(ctx, now)
 	switch {
 	case err != nil:
 		return err
@@ -454,9 +470,9 @@ func (lk *Lock) Refresh(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("legacy: refresh %q: %w", lk.key, err)
 	}
-	lk.mu.Lock()
+	now := lk.lockNow()
 	defer lk.mu.Unlock()
-	usable, err := lk.refreshLocked(ctx, lk.l.timeout, lk.margin)
+	usable, err := lk.refreshLocked(ctx, now, lk.l.timeout, lk.margin)
 	switch {
 	case err != nil:
 		return err

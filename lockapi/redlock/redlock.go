@@ -426,7 +426,7 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 		validity := ttl - r.time.Now().Sub(start) - drift
 		granted, refused, failure := r.tally("acquire", key, replies)
 		if granted >= r.quorum && validity > 0 {
-			r.remember(key, value, start.Add(ttl-drift))
+			r.remember(key, value, start.Add(ttl-drift), r.time.Now())
 			return 0, true, nil
 		}
 		if granted > 0 || failure != nil {
@@ -479,19 +479,19 @@ func (r *Redlock) wait(ctx context.Context) error {
 	}
 }
 
-// remember records a successful acquisition, pruning expired records when
-// the map has doubled since the last sweep.
-func (r *Redlock) remember(key, value string, validUntil time.Time) {
+// remember records a successful acquisition, pruning the records expired
+// at now (read before locking: the clock is never read under r.mu) when the
+// map has doubled since the last sweep.
+func (r *Redlock) remember(key, value string, validUntil, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.held[heldKey{key, value}] = &holding{validUntil: validUntil}
 	if len(r.held) >= r.pruneAt {
-		r.pruneLocked()
+		r.pruneLocked(now)
 	}
 }
 
-func (r *Redlock) pruneLocked() {
-	now := r.time.Now()
+func (r *Redlock) pruneLocked(now time.Time) {
 	for k, h := range r.held {
 		if !now.Before(h.validUntil) {
 			delete(r.held, k)
