@@ -5,23 +5,17 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/faultinject"
-	"github.com/nxkv/nxkv/lockapi/inproc"
 )
 
 // TestErrorMessages: every error says each thing once, and matches the
 // sentinels the package doc promises.
 func TestErrorMessages(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := engine.New(engine.Options{})
-		defer e.Close()
-		fi := faultinject.NewWatcher(inproc.New(e, inproc.Options{}), faultinject.Options{})
-		c := lockapi.New(fi, lockapi.Options{})
+	bubble(t, true, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		ctx := context.Background()
 		const key = "job:nightly"
 		type check struct {
@@ -111,11 +105,7 @@ func TestErrorMessages(t *testing.T) {
 // first attempt nor after waiting on a held key (ctx still live); only a
 // wait that ctx ended on a held key is ErrNotObtained.
 func TestBackendDownIsNotBusy(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := engine.New(engine.Options{})
-		defer e.Close()
-		fi := faultinject.New(inproc.New(e, inproc.Options{}), faultinject.Options{})
-		c := lockapi.New(fi, lockapi.Options{})
+	bubble(t, false, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		ctx := context.Background()
 		retry := &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(100 * time.Millisecond)}
 

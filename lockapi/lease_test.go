@@ -30,7 +30,7 @@ func lostAt(l *lockapi.Lock, start time.Time) time.Duration {
 // end of the first (10s) one, and no later than another client gets the
 // key.
 func TestWatchdogShorterRefreshTTL(t *testing.T) {
-	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+	bubble(t, false, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
 		l, err := c.Obtain(context.Background(), "k", 10*time.Second,
 			&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{TTL: time.Second, Interval: 400 * time.Millisecond}})
@@ -70,7 +70,7 @@ func TestWatchdogShorterRefreshTTL(t *testing.T) {
 // that lease ends, not at the watchdog's next turn nor at the old lease's
 // end.
 func TestManualRefreshShorterTTL(t *testing.T) {
-	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+	bubble(t, false, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
 		l, err := c.Obtain(context.Background(), "k", 10*time.Second,
 			&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{Interval: 3 * time.Second}})
@@ -97,7 +97,7 @@ func TestManualRefreshShorterTTL(t *testing.T) {
 // applies it.
 func TestWatchdogRefreshHangs(t *testing.T) {
 	for _, watch := range []bool{false, true} {
-		bubble(t, watch, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		bubble(t, watch, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 			start := time.Now()
 			l, err := c.Obtain(context.Background(), "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
 			if err != nil {
