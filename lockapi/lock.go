@@ -66,8 +66,8 @@ func (l *Lock) Key() string { return l.key }
 // Token returns the token of this acquisition.
 func (l *Lock) Token() string { return l.value[:l.tokLen] }
 
-// Metadata returns the metadata stored after the token (WithMetadata), or
-// "".
+// Metadata returns the metadata stored after the token
+// (ObtainOptions.Metadata), or "".
 func (l *Lock) Metadata() string { return l.value[l.tokLen:] }
 
 // Fence returns the fencing token of this acquisition, and false when the
@@ -81,7 +81,11 @@ func (l *Lock) Fence() (int64, bool) { return l.fence, l.fence != 0 }
 // the key if it holds this acquisition's value, which is always safe).
 // Release first stops the watchdog and the loss monitor, even if the
 // backend call then fails; a Release that failed with a backend or ctx error
-// may be retried. Errors wrap ctx.Err() when ctx ended.
+// may be retried. Concurrent Release calls on one Lock take turns: a second
+// waits for the first's outcome (or its own ctx) and then reports
+// ErrNotHeld ("already released") if the first succeeded, so a successful
+// Release is never taken for a loss. Errors wrap ctx.Err() when ctx ended;
+// a backend failure wraps the backend's error and never matches ErrNotHeld.
 func (l *Lock) Release(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return newError("release", l.key, nil, "", err)

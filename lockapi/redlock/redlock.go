@@ -79,7 +79,7 @@
 // the allowance), or a node restarting empty at once, lets two clients each
 // hold a majority. A lock acquired on a bare majority is the most exposed:
 // losing any one of those nodes lets another client form a majority with the
-// rest (redsync issue 186), and the first holder learns of it only at its
+// rest, and the first holder learns of it only at its
 // next Refresh or TTL. And, without fencing, nothing protects a resource
 // from a holder paused past its validity after Acquire returned.
 package redlock
