@@ -37,3 +37,94 @@ type Watcher interface {
 	// idempotent.
 	Watch(key string) (changed <-chan struct{}, stop func())
 }
+
+// SemaphoreBackend is implemented by backends that can hold semaphores
+// (Client.Semaphore). A semaphore of limit N is N slot keys; a lease is a
+// plain lock on one slot, so once acquired it is released, refreshed and
+// read with the Backend's own calls on the slot's key.
+type SemaphoreBackend interface {
+	Backend
+	// AcquireSlot stores value with ttl in the lowest free slot of
+	// semaphore name below limit, in one atomic step, and returns that
+	// slot's key and, when the backend gives fences, the semaphore's next
+	// fencing token (strictly increasing across all the semaphore's leases).
+	// ok is false when all limit slots are held.
+	AcquireSlot(ctx context.Context, name string, limit int, value string, ttl time.Duration) (key string, fence int64, ok bool, err error)
+	// SlotKey returns the key of slot i of semaphore name, without I/O.
+	SlotKey(name string, i int) string
+}
+
+// RWBackend is implemented by backends that can hold read-write locks
+// (Client.RWMutex). Each lease is a plain lock on a key of its own, so once
+// acquired it is released, refreshed and read with the Backend's own calls
+// on the key returned. On failure, the key returned is the one whose change
+// may let a retry succeed (the writer, the waiting writer's mark, or a
+// reader), for Watcher backends to watch.
+type RWBackend interface {
+	Backend
+	// AcquireRead takes a read lease on name with ttl, in one atomic step,
+	// unless a writer holds the lock or waits for it (writers are
+	// preferred). fence is the lock's next fencing token, strictly
+	// increasing across all its leases (0 when the backend gives none).
+	AcquireRead(ctx context.Context, name, value string, ttl time.Duration) (key string, fence int64, ok bool, err error)
+	// AcquireWrite takes the write lease on name with ttl, in one atomic
+	// step, if no writer holds it and no read lease is live. When it fails
+	// and queue is true, it marks value as a writer waiting for the lock
+	// (if no other writer is marked), for ttl, which keeps new readers out.
+	AcquireWrite(ctx context.Context, name, value string, ttl time.Duration, queue bool) (key string, fence int64, ok bool, err error)
+	// Abandon removes, in one atomic step, every trace of value on name: its
+	// waiting mark, and a lease it holds (a call whose reply was lost may
+	// have stored one). It reports nothing about what it found.
+	Abandon(ctx context.Context, name, value string) error
+}
+
+// MultiBackend is implemented by backends that can hold several keys as one
+// lock (Client.ObtainAll). Each call is one atomic step over all the keys,
+// and the keys are the same as single locks' keys, so a multi-key lock and
+// a single lock on one of its keys exclude each other.
+type MultiBackend interface {
+	Backend
+	// AcquireAll stores value with ttl at every key only if none of them is
+	// held, and returns each key's fencing token (nil when the backend
+	// gives none). When it fails, blocked is the index of a held key.
+	AcquireAll(ctx context.Context, keys []string, value string, ttl time.Duration) (fences []int64, blocked int, ok bool, err error)
+	// ReleaseAll deletes every key that holds value; ok reports that all of
+	// them did.
+	ReleaseAll(ctx context.Context, keys []string, value string) (ok bool, err error)
+	// RefreshAll sets every key's TTL to ttl only if all of them hold value;
+	// otherwise it changes nothing and ok is false.
+	RefreshAll(ctx context.Context, keys []string, value string, ttl time.Duration) (ok bool, err error)
+	// PTTLAll returns the least remaining TTL of the keys if all of them
+	// hold value; ok is false otherwise.
+	PTTLAll(ctx context.Context, keys []string, value string) (ttl time.Duration, ok bool, err error)
+}
+
+// ReentrantBackend is implemented by backends that can hold reentrant locks
+// (ObtainOptions.Reentrant): a key holding value, and the number of times
+// its owner holds it.
+type ReentrantBackend interface {
+	Backend
+	// AcquireReentrant stores value at key with ttl and a hold count of 1
+	// if key is absent; if key holds value and was taken reentrantly, it
+	// adds one hold and makes the TTL at least ttl (never shorter). It
+	// returns the hold count after the call and the fencing token of the
+	// first hold (0 when the backend gives none); ok is false when key
+	// holds another value, or value without a hold count.
+	AcquireReentrant(ctx context.Context, key, value string, ttl time.Duration) (fence int64, holds int, ok bool, err error)
+	// ReleaseReentrant removes one hold if key holds value, deleting the
+	// key with its last hold; ok is false when key does not hold value.
+	ReleaseReentrant(ctx context.Context, key, value string) (holds int, ok bool, err error)
+	// RefreshReentrant makes key's TTL at least ttl, never shorter (other
+	// holds count on it), if key holds value.
+	RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (ok bool, err error)
+}
+
+// WaitTracker is implemented by backends that count blocked Obtain calls,
+// for inspection (the in-process backend). A Client calls Waiting when an
+// Obtain starts to wait and the returned function when it stops.
+type WaitTracker interface {
+	// Waiting records one Obtain of kind waiting for name (a key, or a
+	// semaphore's or read-write lock's name) and returns the function that
+	// removes it.
+	Waiting(kind Kind, name string) (done func())
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -15,11 +17,14 @@ import (
 // it with New. A Client holds no resources of its own: there is nothing to
 // close, but every Lock it returns must be released (or left to expire).
 type Client struct {
-	b     Backend
-	w     Watcher     // b as a Watcher, or nil
-	clock clock.Clock // nil: the real clock
-	time  *clock.Time // reads clock
-	fifo  bool
+	b       Backend
+	w       Watcher     // b as a Watcher, or nil
+	wt      WaitTracker // b as a WaitTracker, or nil
+	clock   clock.Clock // nil: the real clock
+	time    *clock.Time // reads clock
+	fifo    bool
+	onEvent func(Event) // Options.OnEvent, or nil
+	stats   clientStats
 
 	prefix [prefixLen]byte // random, read once in New
 	seq    atomic.Uint64   // token counter
@@ -49,8 +54,9 @@ func New(b Backend, opts Options) *Client {
 	if b == nil {
 		panic("lockapi: New with a nil Backend")
 	}
-	c := &Client{b: b, clock: opts.Clock, fifo: opts.FIFO}
+	c := &Client{b: b, clock: opts.Clock, fifo: opts.FIFO, onEvent: opts.OnEvent}
 	c.w, _ = b.(Watcher)
+	c.wt, _ = b.(WaitTracker)
 	if c.clock == nil {
 		if cl, ok := b.(Clocker); ok {
 			c.clock = cl.Clock()
@@ -78,6 +84,25 @@ type obtainConfig struct {
 	metadata  string
 	refresh   AutoRefresh
 	refreshOn bool
+	reentrant bool
+}
+
+// config checks opts against ttl and returns the Obtain's configuration;
+// name is the key or name the error names.
+func config(name string, ttl time.Duration, opts *ObtainOptions) (obtainConfig, error) {
+	var cfg obtainConfig
+	if opts == nil {
+		return cfg, nil
+	}
+	cfg.retry, cfg.token, cfg.metadata, cfg.reentrant = opts.Retry, opts.Token, opts.Metadata, opts.Reentrant
+	if opts.AutoRefresh != nil {
+		ar, err := opts.AutoRefresh.resolve(name, ttl)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.refresh, cfg.refreshOn = ar, true
+	}
+	return cfg, nil
 }
 
 // Obtain acquires key for ttl and returns the Lock; opts may be nil. It
@@ -102,29 +127,37 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 	if err := checkTTL("obtain", key, ttl); err != nil {
 		return nil, err
 	}
-	var cfg obtainConfig
-	if opts != nil {
-		cfg.retry, cfg.token, cfg.metadata = opts.Retry, opts.Token, opts.Metadata
-		if opts.AutoRefresh != nil {
-			ar, err := opts.AutoRefresh.resolve(key, ttl)
-			if err != nil {
-				return nil, err
-			}
-			cfg.refresh, cfg.refreshOn = ar, true
+	cfg, err := config(key, ttl, opts)
+	if err != nil {
+		return nil, err
+	}
+	var p prim
+	if cfg.reentrant {
+		rb, ok := c.b.(ReentrantBackend)
+		if !ok {
+			return nil, unsupported(key, c.b, "reentrant locks")
 		}
+		p = &reentrantLease{rb: rb, watch: []string{key}}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, newError("obtain", key, nil, "", err)
 	}
 	l := c.newLock(key, &cfg)
+	l.p = p
+	return c.obtain(ctx, l, ttl, &cfg)
+}
+
+// obtain acquires l, a Lock built by newLock (with its kind and prim set),
+// as Obtain says: once, then waiting as cfg's strategy allows.
+func (c *Client) obtain(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig) (*Lock, error) {
 	if c.fifo {
-		return c.obtainQueued(ctx, l, ttl, &cfg)
+		return c.obtainQueued(ctx, l, ttl, cfg)
 	}
-	ok, err := c.attempt(ctx, l, ttl, false)
+	ok, err := c.attempt(ctx, l, ttl, false, false)
 	if ok || err != nil {
-		return c.obtained(l, err)
+		return c.obtained(l, ttl, 0, err)
 	}
-	return c.wait(ctx, l, ttl, &cfg, nil)
+	return c.wait(ctx, l, ttl, cfg, nil)
 }
 
 // newLock builds the Lock of one acquisition. A generated token lives in
@@ -156,19 +189,32 @@ func (c *Client) newLock(key string, cfg *obtainConfig) *Lock {
 }
 
 // attempt tries to acquire l once; waited reports that an earlier attempt
-// found the key held.
-func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited bool) (bool, error) {
+// found the key held, queue that the Obtain waits if this attempt fails.
+func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited, queue bool) (bool, error) {
 	var start time.Time
 	if l.watchdog {
 		start = c.time.Now()
 	}
-	fence, ok, err := c.b.Acquire(ctx, l.key, l.value, ttl)
+	var (
+		fence int64
+		ok    bool
+		err   error
+	)
+	if l.p == nil {
+		fence, ok, err = c.b.Acquire(ctx, l.key, l.value, ttl)
+	} else {
+		ok, err = l.p.try(ctx, l, ttl, queue)
+	}
 	if err != nil {
 		// A lost reply may have stored our value; only we can hold it, so
 		// deleting it by compare-and-delete is always safe.
 		cerr := ctx.Err()
 		if cerr == nil {
-			c.b.Release(ctx, l.key, l.value)
+			if l.p == nil {
+				c.b.Release(ctx, l.key, l.value)
+			} else {
+				l.p.cleanup(ctx, l, true)
+			}
 		}
 		var kind error
 		if waited && cerr != nil {
@@ -177,7 +223,9 @@ func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited
 		return false, newError("obtain", l.key, kind, "", withCtx(err, cerr))
 	}
 	if ok {
-		l.fence = fence
+		if l.p == nil {
+			l.fence = fence
+		}
 		if l.watchdog {
 			l.x.lease.end = start.Add(ttl)
 		}
@@ -186,16 +234,28 @@ func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited
 }
 
 // notObtained is Obtain's error when the key stayed held: the strategy
-// gave up, or ctx ended the wait.
-func notObtained(ctx context.Context, key string) error {
-	return newError("obtain", key, ErrNotObtained, "", ctx.Err())
+// gave up, or ctx ended the wait. It undoes what the waiting left behind
+// (a writer's mark).
+func (c *Client) notObtained(ctx context.Context, l *Lock) error {
+	if l.p != nil {
+		l.p.cleanup(context.WithoutCancel(ctx), l, false)
+	}
+	c.stats.notObtain.Add(1)
+	return newError("obtain", l.key, ErrNotObtained, "", ctx.Err())
 }
 
-// obtained finishes a successful Obtain.
-func (c *Client) obtained(l *Lock, err error) (*Lock, error) {
+// obtained finishes an Obtain: with err nil, a successful one. waitStart is
+// when the Obtain started to wait (Client.time.Nano), 0 if it did not.
+func (c *Client) obtained(l *Lock, ttl time.Duration, waitStart int64, err error) (*Lock, error) {
+	now := c.time.Nano()
+	if waitStart != 0 {
+		c.stats.wait.record(time.Duration(now - waitStart))
+	}
 	if err != nil {
 		return nil, err
 	}
+	l.acquired = now
+	c.stats.acquired.Add(1)
 	if l.watchdog {
 		l.mu.Lock()
 		start := l.startMonitorLocked()
@@ -203,6 +263,13 @@ func (c *Client) obtained(l *Lock, err error) (*Lock, error) {
 		if start != nil {
 			start()
 		}
+	}
+	if c.onEvent != nil {
+		var wait time.Duration
+		if waitStart != 0 {
+			wait = time.Duration(now - waitStart)
+		}
+		c.emit(l, Event{Type: EventAcquired, Time: time.Unix(0, now), Wait: wait, TTL: ttl})
 	}
 	return l, nil
 }
@@ -213,33 +280,60 @@ func (c *Client) obtained(l *Lock, err error) (*Lock, error) {
 // queue.
 func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig, turn <-chan struct{}) (*Lock, error) {
 	if cfg.retry == nil {
-		return nil, notObtained(ctx, l.key)
+		return nil, c.notObtained(ctx, l)
 	}
 	bo := cfg.retry.Start()
 	d, more := bo.Next()
 	if !more {
-		return nil, notObtained(ctx, l.key)
+		return nil, c.notObtained(ctx, l)
+	}
+	c.stats.waited.Add(1)
+	waitStart := c.time.Nano()
+	if c.wt != nil {
+		defer c.trackWaiting(l)()
 	}
 	timer := clock.NewTimer(c.clock, d)
 	defer func() { timer.Stop() }()
 	var changed <-chan struct{}
 	stop := func() {}
 	defer func() { stop() }()
+	gaveUp := func() (*Lock, error) {
+		err := c.notObtained(ctx, l)
+		c.obtained(l, ttl, waitStart, err)
+		return nil, err
+	}
 	for {
 		if turn == nil && c.w != nil && changed == nil {
 			// Watch before trying, so that a change between the attempt
 			// and the select below is not missed.
-			changed, stop = c.w.Watch(l.key)
-			if ok, err := c.attempt(ctx, l, ttl, true); ok || err != nil {
-				return c.obtained(l, err)
+			if l.p == nil {
+				changed, stop = c.w.Watch(l.key)
+				if ok, err := c.attempt(ctx, l, ttl, true, true); ok || err != nil {
+					return c.obtained(l, ttl, waitStart, err)
+				}
+			} else {
+				// The keys to watch come from the last failed attempt; watch
+				// them and try again until an attempt fails on the keys
+				// being watched.
+				for {
+					keys := l.p.watchKeys()
+					changed, stop = watchAll(c.w, keys)
+					if ok, err := c.attempt(ctx, l, ttl, true, true); ok || err != nil {
+						return c.obtained(l, ttl, waitStart, err)
+					}
+					if sameKeys(keys, l.p.watchKeys()) {
+						break
+					}
+					stop()
+				}
 			}
 		}
 		select {
 		case <-turn:
 			turn = nil
 			if c.w == nil {
-				if ok, err := c.attempt(ctx, l, ttl, true); ok || err != nil {
-					return c.obtained(l, err)
+				if ok, err := c.attempt(ctx, l, ttl, true, true); ok || err != nil {
+					return c.obtained(l, ttl, waitStart, err)
 				}
 			}
 			continue
@@ -249,16 +343,16 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 			continue
 		case <-timer.C:
 		case <-ctx.Done():
-			return nil, notObtained(ctx, l.key)
+			return gaveUp()
 		}
 		// A delay (or, with a Watcher, a waiting window) ended.
 		if turn == nil {
-			if ok, err := c.attempt(ctx, l, ttl, true); ok || err != nil {
-				return c.obtained(l, err)
+			if ok, err := c.attempt(ctx, l, ttl, true, true); ok || err != nil {
+				return c.obtained(l, ttl, waitStart, err)
 			}
 		}
 		if d, more = bo.Next(); !more {
-			return nil, notObtained(ctx, l.key)
+			return gaveUp()
 		}
 		timer = clock.NewTimer(c.clock, d)
 	}
@@ -268,12 +362,43 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 // attempts the key.
 func (c *Client) obtainQueued(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig) (*Lock, error) {
 	w := new(waiter)
-	turn := c.queues.enqueue(w, l.key)
-	defer c.queues.remove(w, l.key)
+	q := l.queueKey()
+	turn := c.queues.enqueue(w, q)
+	defer c.queues.remove(w, q)
 	if turn == nil {
-		if ok, err := c.attempt(ctx, l, ttl, false); ok || err != nil {
-			return c.obtained(l, err)
+		if ok, err := c.attempt(ctx, l, ttl, false, false); ok || err != nil {
+			return c.obtained(l, ttl, 0, err)
 		}
 	}
 	return c.wait(ctx, l, ttl, cfg, turn)
+}
+
+// trackWaiting records l's Obtain as waiting with the WaitTracker, under
+// its key or name, or each of a multi-key lock's keys; it returns the
+// function that ends the record.
+func (c *Client) trackWaiting(l *Lock) func() {
+	if l.kind != KindMulti {
+		return c.wt.Waiting(l.kind, l.key)
+	}
+	keys := l.Keys()
+	dones := make([]func(), len(keys))
+	for i, k := range keys {
+		dones[i] = c.wt.Waiting(KindMulti, k)
+	}
+	return func() {
+		for _, done := range dones {
+			done()
+		}
+	}
+}
+
+// emit gives ev, completed with l's identity, to Options.OnEvent.
+func (c *Client) emit(l *Lock, ev Event) {
+	ev.Kind, ev.Key, ev.Token, ev.Fence = l.kind, l.key, l.Token(), l.fence
+	c.onEvent(ev)
+}
+
+// unsupported is the error of a call the backend cannot serve.
+func unsupported(name string, b Backend, what string) error {
+	return newError("obtain", name, nil, fmt.Sprintf("the backend (%T) has no %s", b, what), errors.ErrUnsupported)
 }

@@ -15,11 +15,14 @@ import (
 // released expires at the backend after its TTL (but a watchdog keeps it
 // alive until Release).
 type Lock struct {
-	c      *Client
-	key    string
-	value  string // token + metadata, as stored
-	fence  int64
-	tokLen int32 // the token is value[:tokLen]
+	c        *Client
+	key      string // the key, or the primitive's name
+	value    string // token + metadata, as stored
+	fence    int64
+	acquired int64 // Client.time.Nano() at the acquisition, for hold times
+	p        prim  // nil for a plain mutex lock; immutable after Obtain
+	tokLen   int32 // the token is value[:tokLen]
+	kind     Kind
 
 	tok [TokenLen]byte // backing array of a generated token; never written after Obtain
 
@@ -60,8 +63,32 @@ func (l *Lock) extraLocked() *lockExtra {
 	return l.x
 }
 
-// Key returns the locked key.
+// Key returns the locked key; for a semaphore or read-write lease, the
+// semaphore's or lock's name; for a multi-key lock, its keys joined by
+// commas (Keys returns them).
 func (l *Lock) Key() string { return l.key }
+
+// Keys returns the locked keys: the keys of a multi-key lock, in the order
+// given to ObtainAll, and otherwise Key alone.
+func (l *Lock) Keys() []string {
+	if m, ok := l.p.(*multiLease); ok {
+		return m.keys
+	}
+	return []string{l.key}
+}
+
+// Kind returns what the Lock is a lease of.
+func (l *Lock) Kind() Kind { return l.kind }
+
+// Holds returns, for a reentrant lock (ObtainOptions.Reentrant), how many
+// holds its owner had right after this acquisition, this one included;
+// for every other Lock, 1.
+func (l *Lock) Holds() int {
+	if r, ok := l.p.(*reentrantLease); ok {
+		return r.holds
+	}
+	return 1
+}
 
 // Token returns the token of this acquisition.
 func (l *Lock) Token() string { return l.value[:l.tokLen] }
@@ -71,8 +98,62 @@ func (l *Lock) Token() string { return l.value[:l.tokLen] }
 func (l *Lock) Metadata() string { return l.value[l.tokLen:] }
 
 // Fence returns the fencing token of this acquisition, and false when the
-// backend gives none (see Backend.Acquire).
+// backend gives none (see Backend.Acquire). A semaphore's and a read-write
+// lock's tokens increase across all their leases; a reentrant lock's holds
+// share the first hold's token; a multi-key lock has one per key (Fences),
+// and Fence returns the first key's.
 func (l *Lock) Fence() (int64, bool) { return l.fence, l.fence != 0 }
+
+// Fences returns the fencing token of each key, in the order of Keys, or
+// nil when the backend gives none.
+func (l *Lock) Fences() []int64 {
+	if m, ok := l.p.(*multiLease); ok {
+		return m.fences
+	}
+	if l.fence == 0 {
+		return nil
+	}
+	return []int64{l.fence}
+}
+
+// queueKey names l's FIFO queue and its waiter count.
+func (l *Lock) queueKey() string {
+	if l.p != nil {
+		return l.p.queueKey()
+	}
+	return l.key
+}
+
+// The backend calls on l's lease.
+
+func (l *Lock) releaseCall(ctx context.Context) (bool, error) {
+	if l.p != nil {
+		return l.p.release(ctx, l)
+	}
+	return l.c.b.Release(ctx, l.key, l.value)
+}
+
+func (l *Lock) refreshCall(ctx context.Context, ttl time.Duration) (bool, error) {
+	if l.p != nil {
+		return l.p.refresh(ctx, l, ttl)
+	}
+	return l.c.b.Refresh(ctx, l.key, l.value, ttl)
+}
+
+func (l *Lock) pttlCall(ctx context.Context) (time.Duration, bool, error) {
+	if l.p != nil {
+		return l.p.pttl(ctx, l)
+	}
+	return l.c.b.PTTL(ctx, l.key, l.value)
+}
+
+// watch arms the loss monitor's watch on the keys of l's lease.
+func (l *Lock) watch() (<-chan struct{}, func()) {
+	if l.p != nil {
+		return watchAll(l.c.w, l.p.watchKeys())
+	}
+	return l.c.w.Watch(l.key)
+}
 
 // Release deletes the lock if this acquisition still holds it. It returns an
 // error wrapping ErrNotHeld when the lock had expired or been taken (the
@@ -119,22 +200,30 @@ func (l *Lock) Release(ctx context.Context) error {
 		cancel()
 		<-done
 	}
-	ok, err := l.c.b.Release(ctx, l.key, l.value)
+	ok, err := l.releaseCall(ctx)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.releasing = false
 	if x := l.x; x != nil && x.releaseDone != nil {
 		close(x.releaseDone)
 		x.releaseDone = nil
 	}
 	if err != nil {
+		l.mu.Unlock()
 		return newError("release", l.key, nil, "", withCtx(err, ctx.Err()))
 	}
+	var lossErr error
 	if !ok {
-		l.loseLocked(ErrNotHeld)
+		lossErr = l.loseLocked(ErrNotHeld)
 	}
 	l.released = true
 	l.cancelContextsLocked(ErrReleased)
+	l.mu.Unlock()
+	switch {
+	case lossErr != nil:
+		l.c.noteLoss(l, ErrNotHeld, lossErr)
+	case ok:
+		l.c.noteRelease(l)
+	}
 	switch {
 	case lostErr != nil:
 		return newError("release", l.key, ErrNotHeld, "", lostErr)
@@ -162,16 +251,20 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if l.watchdog {
 		l.leaseSend(l.c.time.Now(), ttl)
 	}
-	ok, err := l.c.b.Refresh(ctx, l.key, l.value, ttl)
+	ok, err := l.refreshCall(ctx, ttl)
 	if l.watchdog {
 		l.leaseDone(err == nil && ok)
 	}
 	if err != nil {
-		return newError("refresh", l.key, nil, "", withCtx(err, ctx.Err()))
+		err = newError("refresh", l.key, nil, "", withCtx(err, ctx.Err()))
+		l.c.noteRefreshFailure(l, ttl, err)
+		return err
 	}
 	if !ok {
+		err := newError("refresh", l.key, ErrNotHeld, "", nil)
+		l.c.noteRefreshFailure(l, ttl, err)
 		l.lose(ErrNotHeld)
-		return newError("refresh", l.key, ErrNotHeld, "", nil)
+		return err
 	}
 	return nil
 }
@@ -187,7 +280,7 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if err := l.heldErr("ttl"); err != nil {
 		return 0, err
 	}
-	d, ok, err := l.c.b.PTTL(ctx, l.key, l.value)
+	d, ok, err := l.pttlCall(ctx)
 	if err != nil {
 		return 0, newError("ttl", l.key, nil, "", withCtx(err, ctx.Err()))
 	}
@@ -293,8 +386,11 @@ func (l *Lock) Err() error {
 
 func (l *Lock) lose(cause error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.loseLocked(cause)
+	err := l.loseLocked(cause)
+	l.mu.Unlock()
+	if err != nil {
+		l.c.noteLoss(l, cause, err)
+	}
 }
 
 // lossError is the error of a loss with the given cause: ErrNotHeld (the
@@ -310,11 +406,13 @@ func lossError(key string, cause error) *Error {
 	return &Error{Key: key, Err: cause, kinds: [2]error{ErrLost}}
 }
 
-// loseLocked records the first loss; a loss found while releasing or after
-// a Release is no loss.
-func (l *Lock) loseLocked(cause error) {
+// loseLocked records the first loss and returns its error; a loss found
+// while releasing or after a Release is no loss, and then, as for a lock
+// already lost, it returns nil. The caller reports a loss to the Client
+// (noteLoss) after unlocking mu.
+func (l *Lock) loseLocked(cause error) error {
 	if l.released || l.releasing || l.lostErrLocked() != nil {
-		return
+		return nil
 	}
 	err := lossError(l.key, cause)
 	l.extraLocked().lostErr = err
@@ -327,6 +425,7 @@ func (l *Lock) loseLocked(cause error) {
 			x.stopMonitor()
 		}
 	}
+	return err
 }
 
 // startMonitorLocked marks the monitor started unless it runs, or the lock
@@ -347,9 +446,9 @@ func (l *Lock) startMonitorLocked() (start func()) {
 	return func() {
 		var changed <-chan struct{}
 		stop := func() {}
-		if w := l.c.w; w != nil {
-			changed, stop = w.Watch(l.key)
-			_, ok, err := l.c.b.PTTL(ctx, l.key, l.value)
+		if l.c.w != nil {
+			changed, stop = l.watch()
+			_, ok, err := l.pttlCall(ctx)
 			if ctx.Err() == nil && err == nil && !ok {
 				l.lose(ErrNotHeld)
 			}
@@ -445,11 +544,11 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 	}
 	for {
 		if c.w != nil && changed == nil {
-			changed, stop = c.w.Watch(l.key)
+			changed, stop = l.watch()
 			var ok bool
 			err := l.bounded(ctx, "check", func(ctx context.Context) error {
 				var err error
-				_, ok, err = c.b.PTTL(ctx, l.key, l.value)
+				_, ok, err = l.pttlCall(ctx)
 				return err
 			})
 			if ctx.Err() != nil {
@@ -511,7 +610,7 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 		var ok bool
 		err := l.bounded(ctx, "refresh", func(ctx context.Context) error {
 			var err error
-			ok, err = c.b.Refresh(ctx, l.key, l.value, ttl)
+			ok, err = l.refreshCall(ctx, ttl)
 			return err
 		})
 		l.leaseDone(err == nil && ok)
@@ -525,7 +624,9 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 		case err != nil:
 			lastErr = fmt.Errorf("watchdog refresh: %w", err)
 			nextRefresh = now.Add(x.refresh.Interval)
+			c.noteRefreshFailure(l, ttl, newError("refresh", l.key, nil, "", lastErr))
 		case !ok:
+			c.noteRefreshFailure(l, ttl, newError("refresh", l.key, ErrNotHeld, "watchdog", nil))
 			l.lose(ErrNotHeld)
 			return
 		default:

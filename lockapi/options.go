@@ -33,6 +33,12 @@ type Options struct {
 	// FIFO makes the Client serve its own Obtain calls on a key in arrival
 	// order (see the package doc). Other Clients can still barge.
 	FIFO bool
+	// OnEvent, when not nil, is called for every acquisition, release,
+	// loss and failed refresh of the Client's locks (see Event), on the
+	// goroutine where it happened and never while the Client holds a lock
+	// of its own: keep it short, and do not call the Lock's methods from it
+	// for EventLost. LogEvents adapts a log/slog logger.
+	OnEvent func(Event)
 }
 
 // ObtainOptions configures one Obtain call. A nil *ObtainOptions, like the
@@ -51,6 +57,14 @@ type ObtainOptions struct {
 	// AutoRefresh, when not nil, starts a watchdog that keeps the lock alive
 	// as it says until Release or loss (see the package doc).
 	AutoRefresh *AutoRefresh
+	// Reentrant makes Obtain reentrant (Client.Obtain only): the owner, the
+	// holder of the same Token (and Metadata), may obtain the key again
+	// while it holds it, and each Obtain is one more hold (Lock.Holds),
+	// each released by its own Lock's Release; the key is freed with the
+	// last hold. Pass the first Lock's Token to the later Obtain calls.
+	// Only a key first obtained with Reentrant can be re-entered. See the
+	// package doc.
+	Reentrant bool
 }
 
 // AutoRefresh configures the watchdog of ObtainOptions.AutoRefresh. The

@@ -1,5 +1,7 @@
 package goredis
 
+import "github.com/nxkv/nxkv/internal/lockkeys"
+
 // NativeVersion exposes nativeVersion to the external tests.
 var NativeVersion = nativeVersion
 
@@ -7,7 +9,4 @@ var NativeVersion = nativeVersion
 // external tests, which check them against their own CRC16.
 var Slot = slot
 
-func SlotTag(s int) string {
-	st := &slotTags()[s]
-	return string(st.b[:st.n])
-}
+func SlotTag(s int) string { return lockkeys.SlotTag(s) }

@@ -1,0 +1,93 @@
+// Package lockkeys is the key layout the lock backends share: the names of
+// the keys behind fencing counters, reentrant hold counts, semaphores and
+// read-write locks. The in-process and Redis backends use the same layout,
+// so an engine served over the Redis protocol holds the same keys whichever
+// way a primitive was taken.
+//
+// # Layout
+//
+// Every key lies under the namespace lockapi reserves ("nxkv:"), so no
+// user's lock key can collide with one. Every key derived from a name
+// carries a Redis Cluster hash tag that puts it in the name's own slot
+// (Tagged), so one script can touch all the keys of one primitive, and a
+// lock key's counter, on a Cluster:
+//
+//	nxkv:fence:{T}key      the fencing counter of lock key
+//	nxkv:hold:{T}key       the hold count of a reentrant lock key
+//	nxkv:sem:{T}name#<i>   slot i of semaphore name (decimal i)
+//	nxkv:sem:{T}name#f     its fencing counter
+//	nxkv:rw:{T}name#w      the writer of read-write lock name
+//	nxkv:rw:{T}name#q      the writer waiting for it
+//	nxkv:rw:{T}name#r      its reader list (decimal ids joined by ',')
+//	nxkv:rw:{T}name#n      its id and fencing counter
+//	nxkv:rw:{T}name#<id>   one reader (decimal id)
+//
+// T is the name's own hash tag when it has one, else a tag of one to three
+// alphanumeric bytes hashing to the name's slot. The names are injective:
+// the tag never contains '}', so the name starts after the first '}', and
+// it ends at the last '#', since every suffix after it ("f", "w", "q", "r",
+// "n", or a decimal number) contains no '#'.
+package lockkeys
+
+import "strconv"
+
+// The prefixes of the layout; all start with lockapi.ReservedPrefix.
+const (
+	FencePrefix     = "nxkv:fence:"
+	HoldPrefix      = "nxkv:hold:"
+	SemaphorePrefix = "nxkv:sem:"
+	RWPrefix        = "nxkv:rw:"
+)
+
+// Fence returns the name of key's fencing counter.
+func Fence(key string) string { return Tagged(FencePrefix, key, 0) }
+
+// Hold returns the name of the hold count of a reentrant lock on key.
+func Hold(key string) string { return Tagged(HoldPrefix, key, 0) }
+
+// Semaphore is the layout of one semaphore's keys.
+type Semaphore struct {
+	base string // nxkv:sem:{T}name#
+}
+
+// NewSemaphore returns the layout of semaphore name.
+func NewSemaphore(name string) Semaphore {
+	return Semaphore{base: Tagged(SemaphorePrefix, name, 8) + "#"}
+}
+
+// Prefix is what every key of the semaphore starts with; slot i is Prefix
+// followed by i in decimal.
+func (s Semaphore) Prefix() string { return s.base }
+
+// Slot returns the key of slot i.
+func (s Semaphore) Slot(i int) string { return s.base + strconv.Itoa(i) }
+
+// Fence returns the key of the semaphore's fencing counter.
+func (s Semaphore) Fence() string { return s.base + "f" }
+
+// RW is the layout of one read-write lock's keys.
+type RW struct {
+	base string // nxkv:rw:{T}name#
+}
+
+// NewRW returns the layout of read-write lock name.
+func NewRW(name string) RW { return RW{base: Tagged(RWPrefix, name, 8) + "#"} }
+
+// Prefix is what every key of the lock starts with; reader id's key is
+// Prefix followed by id in decimal.
+func (r RW) Prefix() string { return r.base }
+
+// Writer returns the key holding the writer.
+func (r RW) Writer() string { return r.base + "w" }
+
+// Queue returns the key marking a writer waiting for the lock.
+func (r RW) Queue() string { return r.base + "q" }
+
+// Readers returns the key listing reader ids.
+func (r RW) Readers() string { return r.base + "r" }
+
+// Counter returns the key of the lock's id and fencing counter.
+func (r RW) Counter() string { return r.base + "n" }
+
+// Reader returns the key of reader id.
+func (r RW) Reader(id int64) string { return r.base + strconv.FormatInt(id, 10) }
