@@ -91,7 +91,13 @@ import (
 	"github.com/nxkv/nxkv/lockapi"
 )
 
-var _ lockapi.Backend = (*Backend)(nil)
+var (
+	_ lockapi.Backend          = (*Backend)(nil)
+	_ lockapi.SemaphoreBackend = (*Backend)(nil)
+	_ lockapi.RWBackend        = (*Backend)(nil)
+	_ lockapi.MultiBackend     = (*Backend)(nil)
+	_ lockapi.ReentrantBackend = (*Backend)(nil)
+)
 
 // ErrInvalidTTL is returned for a TTL outside [lockapi.MinTTL,
 // lockapi.MaxTTL]; it wraps lockapi.ErrInvalidTTL. Nothing is sent.
@@ -102,7 +108,7 @@ var ErrInvalidTTL = fmt.Errorf("goredis: %w", lockapi.ErrInvalidTTL)
 // or context error. Its message names the operation, not the key, which the
 // caller (lockapi's error) already names.
 type OpError struct {
-	Op  string // "acquire", "release", "refresh" or "pttl"
+	Op  string // "acquire", "release", "refresh", "pttl" or "abandon"
 	Key string
 	Err error
 }
@@ -114,6 +120,19 @@ func (e *OpError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *OpError) Unwrap() error { return e.Err }
+
+// errBadReply is the error of a script reply of an unexpected shape (a
+// server that is not Redis, or a script cache holding another script).
+var errBadReply = errors.New("unexpected script reply")
+
+// opError returns the *OpError of a failed script call: err, or, when the
+// call succeeded with a reply of the wrong shape, errBadReply.
+func opError(op, key string, err error, reply []int64) *OpError {
+	if err == nil {
+		err = fmt.Errorf("%w %v", errBadReply, reply)
+	}
+	return &OpError{Op: op, Key: key, Err: err}
+}
 
 // Native selects whether Release and Refresh use the Redis 8.4 commands
 // DELEX key IFEQ value and SET key value IFEQ value PX ttl instead of

@@ -49,12 +49,17 @@ type Options struct {
 type Backend struct {
 	e       *engine.Engine
 	noFence bool
+	waiters waiters
 }
 
 var (
-	_ lockapi.Backend = (*Backend)(nil)
-	_ lockapi.Watcher = (*Backend)(nil)
-	_ lockapi.Clocker = (*Backend)(nil)
+	_ lockapi.Backend          = (*Backend)(nil)
+	_ lockapi.Watcher          = (*Backend)(nil)
+	_ lockapi.Clocker          = (*Backend)(nil)
+	_ lockapi.SemaphoreBackend = (*Backend)(nil)
+	_ lockapi.RWBackend        = (*Backend)(nil)
+	_ lockapi.MultiBackend     = (*Backend)(nil)
+	_ lockapi.ReentrantBackend = (*Backend)(nil)
 )
 
 // New returns a Backend storing locks in e. The engine stays the caller's to

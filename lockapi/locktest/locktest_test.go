@@ -46,6 +46,10 @@ const plantEnv = "LOCKTEST_PLANTED_FLAW"
 // in the named cases.
 func TestPlanted(t *testing.T) {
 	if flaw := os.Getenv(plantEnv); flaw != "" {
+		if strings.HasPrefix(flaw, "sem-") || strings.HasPrefix(flaw, "rw-") || strings.HasPrefix(flaw, "multi-") || strings.HasPrefix(flaw, "reentrant-") {
+			locktest.Run(t, flawedEnv(flaw)) // the primitives, planted in the in-process backend
+			return
+		}
 		locktest.Run(t, memEnv(flaw, true))
 		return
 	}
@@ -61,6 +65,15 @@ func TestPlanted(t *testing.T) {
 		{"no-notify", []string{"LostSignal", "InstantWake"}},
 		{"refuses-braces", []string{"KeysAccepted"}},
 		{"refuses-long-ttl", []string{"TTLRangeAccepted"}},
+		{"sem-one-too-many", []string{"SemaphoreLimit", "SemaphoreLimitChange"}},
+		{"sem-watches-one-slot", []string{"SemaphoreWake"}},
+		{"rw-readers-apart", []string{"RWShared", "RWWriterPreferred", "RWWake"}},
+		{"rw-no-mark", []string{"RWWriterPreferred"}},
+		{"rw-mark-kept", []string{"RWWriterGivesUp"}},
+		{"multi-one-by-one", []string{"MultiAllOrNothing"}},
+		{"multi-refresh-some", []string{"MultiPartialLoss"}},
+		{"reentrant-first-release-frees", []string{"Reentrant"}},
+		{"reentrant-refresh-shortens", []string{"ReentrantTTL"}},
 	} {
 		t.Run(tc.flaw, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,131 @@
+package locktest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/nxkv/nxkv/engine"
+	"github.com/nxkv/nxkv/lockapi"
+	"github.com/nxkv/nxkv/lockapi/inproc"
+	"github.com/nxkv/nxkv/lockapi/locktest"
+)
+
+// flawed is the in-process backend with one planted flaw in a primitive,
+// for TestPlanted: the suite must fail on each.
+type flawed struct {
+	*inproc.Backend
+	flaw string
+}
+
+func (f flawed) AcquireSlot(ctx context.Context, name string, limit int, value string, ttl time.Duration) (string, int64, bool, error) {
+	if f.flaw == "sem-one-too-many" {
+		limit++
+	}
+	return f.Backend.AcquireSlot(ctx, name, limit, value, ttl)
+}
+
+func (f flawed) SlotKey(name string, i int) string {
+	if f.flaw == "sem-watches-one-slot" {
+		i = 0
+	}
+	return f.Backend.SlotKey(name, i)
+}
+
+func (f flawed) AcquireRead(ctx context.Context, name, value string, ttl time.Duration) (string, int64, bool, error) {
+	if f.flaw == "rw-readers-apart" {
+		name += "'" // readers lock another lock than writers
+	}
+	return f.Backend.AcquireRead(ctx, name, value, ttl)
+}
+
+func (f flawed) AcquireWrite(ctx context.Context, name, value string, ttl time.Duration, queue bool) (string, int64, bool, error) {
+	if f.flaw == "rw-no-mark" {
+		queue = false
+	}
+	return f.Backend.AcquireWrite(ctx, name, value, ttl, queue)
+}
+
+func (f flawed) Abandon(ctx context.Context, name, value string) error {
+	if f.flaw == "rw-mark-kept" {
+		return nil
+	}
+	return f.Backend.Abandon(ctx, name, value)
+}
+
+func (f flawed) AcquireAll(ctx context.Context, keys []string, value string, ttl time.Duration) ([]int64, int, bool, error) {
+	if f.flaw != "multi-one-by-one" {
+		return f.Backend.AcquireAll(ctx, keys, value, ttl)
+	}
+	// Key by key, keeping what it got when a key is held.
+	fences := make([]int64, len(keys))
+	for i, k := range keys {
+		fence, ok, err := f.Backend.Acquire(ctx, k, value, ttl)
+		if err != nil || !ok {
+			return nil, i, false, err
+		}
+		fences[i] = fence
+	}
+	return fences, 0, true, nil
+}
+
+func (f flawed) RefreshAll(ctx context.Context, keys []string, value string, ttl time.Duration) (bool, error) {
+	if f.flaw != "multi-refresh-some" {
+		return f.Backend.RefreshAll(ctx, keys, value, ttl)
+	}
+	all := true
+	for _, k := range keys {
+		ok, err := f.Backend.Refresh(ctx, k, value, ttl)
+		if err != nil {
+			return false, err
+		}
+		all = all && ok
+	}
+	return all, nil
+}
+
+func (f flawed) ReleaseReentrant(ctx context.Context, key, value string) (int, bool, error) {
+	if f.flaw == "reentrant-first-release-frees" {
+		ok, err := f.Backend.Release(ctx, key, value)
+		return 0, ok, err
+	}
+	return f.Backend.ReleaseReentrant(ctx, key, value)
+}
+
+func (f flawed) RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	if f.flaw == "reentrant-refresh-shortens" {
+		return f.Backend.Refresh(ctx, key, value, ttl)
+	}
+	return f.Backend.RefreshReentrant(ctx, key, value, ttl)
+}
+
+var (
+	_ lockapi.SemaphoreBackend = flawed{}
+	_ lockapi.RWBackend        = flawed{}
+	_ lockapi.MultiBackend     = flawed{}
+	_ lockapi.ReentrantBackend = flawed{}
+	_ lockapi.Watcher          = flawed{}
+)
+
+// flawedEnv runs the suite over the in-process backend with flaw planted.
+func flawedEnv(flaw string) func(t *testing.T) locktest.Env {
+	return func(t *testing.T) locktest.Env {
+		c := clock.NewMock()
+		c.Set(locktest.Epoch)
+		e := engine.New(engine.Options{Clock: c})
+		t.Cleanup(func() { e.Close() })
+		return locktest.Env{
+			Backend: flawed{inproc.New(e, inproc.Options{}), flaw},
+			Clock:   c,
+			Advance: func(d time.Duration) { c.Add(d); e.Reap() },
+			Fencing: true,
+			Instant: true,
+		}
+	}
+}
+
+// TestFlawlessWrapper runs the suite over the wrapper with no flaw, so the
+// planted-flaw failures below are the flaws' doing.
+func TestFlawlessWrapper(t *testing.T) { locktest.Run(t, flawedEnv("")) }
