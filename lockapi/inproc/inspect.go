@@ -154,4 +154,3 @@ func (b *Backend) InspectRW(name string) RWInfo {
 	info.WriteWaiters = b.waiting(waitKey{lockapi.KindWrite, name})
 	return info
 }
-
