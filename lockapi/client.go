@@ -24,6 +24,7 @@ type Client struct {
 	time    *clock.Time // reads clock
 	fifo    bool
 	onEvent func(Event) // Options.OnEvent, or nil
+	timed   bool        // read the clock at acquisition and release
 	stats   clientStats
 
 	prefix [prefixLen]byte // random, read once in New
@@ -55,6 +56,7 @@ func New(b Backend, opts Options) *Client {
 		panic("lockapi: New with a nil Backend")
 	}
 	c := &Client{b: b, clock: opts.Clock, fifo: opts.FIFO, onEvent: opts.OnEvent}
+	c.timed = !opts.NoHoldTime || opts.OnEvent != nil
 	c.w, _ = b.(Watcher)
 	c.wt, _ = b.(WaitTracker)
 	if c.clock == nil {
@@ -247,7 +249,10 @@ func (c *Client) notObtained(ctx context.Context, l *Lock) error {
 // obtained finishes an Obtain: with err nil, a successful one. waitStart is
 // when the Obtain started to wait (Client.time.Nano), 0 if it did not.
 func (c *Client) obtained(l *Lock, ttl time.Duration, waitStart int64, err error) (*Lock, error) {
-	now := c.time.Nano()
+	var now int64
+	if c.timed || waitStart != 0 {
+		now = c.time.Nano()
+	}
 	if waitStart != 0 {
 		c.stats.wait.record(time.Duration(now - waitStart))
 	}

@@ -16,3 +16,6 @@ func QueueLen(c *Client, key string) int {
 	}
 	return n
 }
+
+// BucketOf exposes bucketOf.
+var BucketOf = bucketOf

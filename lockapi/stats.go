@@ -38,7 +38,7 @@ type Stats struct {
 	WaitTime Histogram
 	// HoldTime is the distribution of how long leases were held: from the
 	// acquisition to a successful Release, or to the moment the Client
-	// learnt of the loss.
+	// learnt of the loss. It stays empty with Options.NoHoldTime.
 	HoldTime Histogram
 }
 
@@ -160,9 +160,12 @@ func (c *Client) Stats() Stats {
 
 // noteRelease counts a successful Release of l.
 func (c *Client) noteRelease(l *Lock) {
+	c.stats.released.Add(1)
+	if !c.timed {
+		return
+	}
 	now := c.time.Nano()
 	held := time.Duration(now - l.acquired)
-	c.stats.released.Add(1)
 	c.stats.hold.record(held)
 	if c.onEvent != nil {
 		c.emit(l, Event{Type: EventReleased, Time: time.Unix(0, now), Held: held})
@@ -172,12 +175,15 @@ func (c *Client) noteRelease(l *Lock) {
 // noteLoss counts the loss of l, with the given cause and error (what
 // Lock.Err returns).
 func (c *Client) noteLoss(l *Lock, cause, err error) {
-	now := c.time.Nano()
-	held := time.Duration(now - l.acquired)
 	c.stats.lost.Add(1)
 	if cause == ErrNotHeld {
 		c.stats.expired.Add(1)
 	}
+	if !c.timed {
+		return
+	}
+	now := c.time.Nano()
+	held := time.Duration(now - l.acquired)
 	c.stats.hold.record(held)
 	if c.onEvent != nil {
 		c.emit(l, Event{Type: EventLost, Time: time.Unix(0, now), Held: held, Err: err})
