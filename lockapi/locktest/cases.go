@@ -67,6 +67,7 @@ var cases = []testCase{
 	{"MultiPartialLoss", testMultiPartialLoss},
 	{"MultiNoDeadlock", testMultiNoDeadlock},
 	{"MultiWake", testMultiWake},
+	{"MultiAtomic", testMultiAtomic},
 	{"Reentrant", testReentrant},
 	{"ReentrantTTL", testReentrantTTL},
 	{"PrimitiveInput", testPrimitiveInput},

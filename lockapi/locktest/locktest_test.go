@@ -71,6 +71,7 @@ func TestPlanted(t *testing.T) {
 		{"rw-no-mark", []string{"RWWriterPreferred"}},
 		{"rw-mark-kept", []string{"RWWriterGivesUp"}},
 		{"multi-one-by-one", []string{"MultiAllOrNothing"}},
+		{"multi-racy", []string{"MultiAtomic"}},
 		{"multi-refresh-some", []string{"MultiPartialLoss"}},
 		{"reentrant-first-release-frees", []string{"Reentrant"}},
 		{"reentrant-refresh-shortens", []string{"ReentrantTTL"}},

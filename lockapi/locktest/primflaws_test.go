@@ -2,6 +2,7 @@ package locktest_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -56,6 +57,21 @@ func (f flawed) Abandon(ctx context.Context, name, value string) error {
 }
 
 func (f flawed) AcquireAll(ctx context.Context, keys []string, value string, ttl time.Duration) ([]int64, int, bool, error) {
+	if f.flaw == "multi-racy" {
+		// Key by key, giving back what it got when a key is held: all or
+		// nothing in the end, but not atomic.
+		for i, k := range keys {
+			_, ok, err := f.Backend.Acquire(ctx, k, value, ttl)
+			runtime.Gosched()
+			if err != nil || !ok {
+				for _, taken := range keys[:i] {
+					f.Backend.Release(ctx, taken, value)
+				}
+				return nil, i, false, err
+			}
+		}
+		return make([]int64, len(keys)), 0, true, nil
+	}
 	if f.flaw != "multi-one-by-one" {
 		return f.Backend.AcquireAll(ctx, keys, value, ttl)
 	}
