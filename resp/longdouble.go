@@ -42,8 +42,8 @@ func parseLongDouble(b []byte) (longDouble, bool) {
 	if len(b) == 0 || len(b) >= maxLongDoubleChars {
 		return longDouble{}, false
 	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i] // strtold stops at the C string's end
+	if bytes.IndexByte(b, 0) >= 0 {
+		return longDouble{}, false // strtold would stop short of the end
 	}
 	s := string(b)
 	if s == "" || isSpace(s[0]) {

@@ -124,6 +124,7 @@ func newVM() *vm {
 	g.RawSetString("collectgarbage", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("rawset", L.NewFunction(v.rawset))
+	g.RawSetString("error", L.NewFunction(luaError))
 	g.RawSetString("bit", newBitLib(L))
 	g.RawSetString("redis", v.newRedisLib())
 
@@ -160,6 +161,18 @@ func newVM() *vm {
 	L.Env = v.env
 	v.handle = L.NewFunction(v.errorHandler)
 	return v
+}
+
+// luaError is Lua 5.1's error: numbers, like strings, get the position of
+// the caller prefixed.
+func luaError(L *lua.LState) int {
+	obj := L.CheckAny(1)
+	level := L.OptInt(2, 1)
+	if n, ok := obj.(lua.LNumber); ok {
+		obj = lua.LString(formatLuaNumber(float64(n)))
+	}
+	L.Error(obj, level)
+	return 0
 }
 
 // readonly returns an empty table that reads through to t and refuses

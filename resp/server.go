@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -200,18 +199,31 @@ func (s *Server) Engine() *engine.Engine { return s.dbs[0] }
 // Close or an accept error; it closes l before returning. It returns
 // ErrServerClosed after Close.
 func (s *Server) Serve(l net.Listener) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		l.Close()
+	if !s.track(l) {
 		return ErrServerClosed
+	}
+	return s.accept(l)
+}
+
+// track registers l so that Close closes it; it reports false (closing l)
+// after Close.
+func (s *Server) track(l net.Listener) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		l.Close()
+		return false
 	}
 	s.listeners[l] = struct{}{}
 	if _, ok := l.Addr().(*net.TCPAddr); ok && s.addr == "" {
 		s.addr = l.Addr().String()
 	}
 	s.wg.Add(1)
-	s.mu.Unlock()
+	return true
+}
+
+// accept serves the tracked listener l until it fails or Close.
+func (s *Server) accept(l net.Listener) error {
 	defer s.wg.Done()
 	defer func() {
 		s.mu.Lock()
@@ -227,7 +239,7 @@ func (s *Server) Serve(l net.Listener) error {
 				return ErrServerClosed
 			}
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) || isTemporary(err) {
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
 				// Out of file descriptors and the like: back off and go on,
 				// as net/http does, rather than stop serving everyone.
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
@@ -263,11 +275,10 @@ func (s *Server) Listen(network, address string) (net.Addr, error) {
 	if ul, ok := l.(*net.UnixListener); ok {
 		ul.SetUnlinkOnClose(true)
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_ = s.Serve(l)
-	}()
+	if !s.track(l) {
+		return nil, ErrServerClosed
+	}
+	go func() { _ = s.accept(l) }()
 	return l.Addr(), nil
 }
 
