@@ -18,11 +18,17 @@
 //   - It never calls into the clock while holding one of its own locks, so a
 //     fake clock whose Add fires timers under its own mutex cannot deadlock
 //     with nxkv.
-//   - It uses only Now and After: never Reset, Stop, tickers or the clock's
-//     contexts (benbjohnson's Mock races and can deadlock in those). Each
-//     After channel is received from at most once and never reused, so a
-//     fake clock's single buffered send never blocks. A wait abandoned early
-//     leaves its After pending in the fake clock until the clock passes it.
+//   - It uses only Now and a one-shot wake-up: never Reset, tickers or the
+//     clock's contexts (benbjohnson's Mock races and can deadlock in those).
+//   - For a clock that has benbjohnson's AfterFunc (the real clock and
+//     *Mock), the wake-up is AfterFunc, not After: Mock.After runs the due
+//     timers from the calling goroutine, so when it races the test's Add the
+//     two can fire one timer twice, and the second send blocks the Mock
+//     under its mutex forever. Mock.AfterFunc only registers, and a fired
+//     AfterFunc sends nothing while holding the mutex.
+//   - Otherwise it uses After, receiving from each channel at most once and
+//     never reusing it. A wait abandoned early leaves its After pending in
+//     the fake clock until the clock passes it.
 //
 // # Time never goes backwards
 //
@@ -138,36 +144,59 @@ func (t *Time) Now() time.Time {
 // NewTimer returns a Timer that fires d after now on t's clock.
 func (t *Time) NewTimer(d time.Duration) *Timer { return NewTimer(t.user, d) }
 
-// Timer is a one-shot wait on a Clock. C receives once when it fires. Stop
-// releases a real timer; with an injected clock the pending After stays in
-// that clock until it passes it. A Timer is used by one goroutine.
+// afterFuncer is benbjohnson's one-shot callback timer, which its real
+// clock and *Mock have.
+type afterFuncer interface {
+	AfterFunc(d time.Duration, f func()) *bbclock.Timer
+}
+
+// Timer is a one-shot wait on a Clock. C receives at most once, when it
+// fires. A Timer is used by one goroutine.
 type Timer struct {
-	C <-chan time.Time
-	t *time.Timer
+	C  <-chan time.Time
+	t  *time.Timer    // the real clock
+	bt *bbclock.Timer // an AfterFunc of a benbjohnson clock
 }
 
 // NewTimer returns a Timer that fires d after now on c (nil: the real clock).
-// A d <= 0 fires at once.
+// A d <= 0 fires at once (for a fake clock: at its next move or timer run).
 func NewTimer(c Clock, d time.Duration) *Timer {
 	if IsReal(c) {
 		t := time.NewTimer(d)
 		return &Timer{C: t.C, t: t}
 	}
+	if af, ok := c.(afterFuncer); ok {
+		ch := make(chan time.Time, 1)
+		// The callback runs on its own goroutine, after the Mock released
+		// its mutex; it may run twice if the test races its own timers, so
+		// it never blocks.
+		bt := af.AfterFunc(d, func() {
+			select {
+			case ch <- c.Now():
+			default:
+			}
+		})
+		return &Timer{C: ch, bt: bt}
+	}
 	return &Timer{C: c.After(d)}
 }
 
-// Stop stops a real timer; it is a no-op for an injected clock, whose
-// channel is simply abandoned. It is safe to call more than once.
+// Stop stops the timer if it has not fired; for a clock with only After it
+// does nothing (the channel is abandoned). It is safe to call more than
+// once and never blocks on the clock beyond its own mutex.
 func (t *Timer) Stop() {
-	if t.t != nil {
+	switch {
+	case t.t != nil:
 		t.t.Stop()
+	case t.bt != nil:
+		t.bt.Stop()
 	}
 }
 
 // WithTimeout returns a context that is canceled d after now on c (nil: the
 // real clock), or when parent ends, or when cancel is called. For the real
 // clock it is context.WithTimeout; for an injected clock a goroutine waits
-// on c.After(d) or the context's end, so it exits when cancel is called, and
+// on a Timer or the context's end, so it exits when cancel is called, and
 // the context's error at the timeout is context.DeadlineExceeded.
 func WithTimeout(parent context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
 	if IsReal(c) {
@@ -178,12 +207,13 @@ func WithTimeout(parent context.Context, c Clock, d time.Duration) (context.Cont
 		cancel(context.DeadlineExceeded)
 		return &causeCtx{ctx}, func() { cancel(context.Canceled) }
 	}
-	fire := c.After(d)
+	t := NewTimer(c, d)
 	go func() {
 		select {
-		case <-fire:
+		case <-t.C:
 			cancel(context.DeadlineExceeded)
 		case <-ctx.Done():
+			t.Stop()
 		}
 	}()
 	return &causeCtx{ctx}, func() { cancel(context.Canceled) }

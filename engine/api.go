@@ -1,13 +1,12 @@
 package engine
 
-// This file holds the engine's public types, constants and errors; the
-// methods are in engine.go.
+// This file holds the engine's public types, constants and errors.
 
 import (
 	"errors"
 	"time"
 
-	"github.com/benbjohnson/clock"
+	"github.com/nxkv/nxkv/clock"
 )
 
 // NoExpiry is the TTL PTTL reports for a key that exists and has no deadline.
@@ -43,8 +42,11 @@ type Options struct {
 	// faster than one with the default 16 shards and 1.52x with 4096 (1.76x
 	// with an engine each); see BenchmarkParallel* in bench_test.go.
 	Shards int
-	// Clock is the time source for deadlines and the reaper; nil selects the
-	// real clock (read through the monotonic clock, see the package doc).
+	// Clock is the time source for deadlines and the reaper; nil (or
+	// github.com/benbjohnson/clock's clock.New()) selects the fast real
+	// clock, read through the monotonic clock. A fake clock, such as a
+	// benbjohnson *clock.Mock, makes expiry deterministic in tests; see the
+	// package doc for how the engine reads it.
 	Clock clock.Clock
 	// Tick is the timer wheel's resolution; 0 selects about one millisecond.
 	// The reaper reclaims an expired key within about two ticks of its

@@ -78,8 +78,8 @@ func TestExpiredKeyIsAbsentForWrites(t *testing.T) {
 		}},
 		{"Del", func(e *Engine) (any, any) { return e.Del("k"), 0 }},
 		{"Del2", func(e *Engine) (any, any) { return e.Del("k", "other"), 0 }},
-		{"PExpire", func(e *Engine) (any, any) { return e.PExpire("k", time.Second), false }},
-		{"PExpireNeg", func(e *Engine) (any, any) { return e.PExpire("k", -1), false }},
+		{"PExpire", func(e *Engine) (any, any) { ok, _ := e.PExpire("k", time.Second); return ok, false }},
+		{"PExpireNeg", func(e *Engine) (any, any) { ok, _ := e.PExpire("k", -1); return ok, false }},
 		{"Persist", func(e *Engine) (any, any) { return e.Persist("k"), false }},
 		{"IncrBy", func(e *Engine) (any, any) { n, _ := e.IncrBy("k", 5); return n, int64(5) }},
 		{"SetXX", func(e *Engine) (any, any) {
@@ -158,14 +158,19 @@ func TestInvalidTTLChangesNothing(t *testing.T) {
 	}
 }
 
-func TestPExpireOverflowIsFalse(t *testing.T) {
+// TestPExpireBeyondRange: a deadline past the engine's time range is an
+// error that changes nothing, never a false that reads as "no such key".
+func TestPExpireBeyondRange(t *testing.T) {
 	e, _ := newTestEngine(t)
 	e.SetPX("k", "v", time.Minute)
-	if e.PExpire("k", math.MaxInt64) {
-		t.Fatal("PExpire(overflow) = true, want false")
+	if ok, err := e.PExpire("k", math.MaxInt64); ok || !errors.Is(err, ErrInvalidTTL) {
+		t.Fatalf("PExpire(overflow) = %v, %v, want false, ErrInvalidTTL", ok, err)
 	}
-	if e.PExpireAt("k", time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)) {
-		t.Fatal("PExpireAt(2300) = true, want false")
+	if ok, err := e.PExpireAt("k", time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)); ok || !errors.Is(err, ErrInvalidTTL) {
+		t.Fatalf("PExpireAt(2300) = %v, %v, want false, ErrInvalidTTL", ok, err)
+	}
+	if ok, err := e.PExpireAtCond("absent", time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), ExpireNX); ok || !errors.Is(err, ErrInvalidTTL) {
+		t.Fatalf("PExpireAtCond(absent, 2300) = %v, %v, want false, ErrInvalidTTL", ok, err)
 	}
 	wantPTTL(t, e, "k", time.Minute, true)
 }
@@ -312,21 +317,21 @@ func TestPExpireCond(t *testing.T) {
 
 func TestPExpireAt(t *testing.T) {
 	e, mc := newTestEngine(t)
-	if e.PExpireAt("k", t0.Add(time.Second)) {
+	if ok, _ := e.PExpireAt("k", t0.Add(time.Second)); ok {
 		t.Fatal("PExpireAt(absent) = true, want false")
 	}
 	e.Set("k", "v")
-	if !e.PExpireAt("k", t0.Add(time.Second)) {
+	if ok, _ := e.PExpireAt("k", t0.Add(time.Second)); !ok {
 		t.Fatal("PExpireAt(future) = false, want true")
 	}
 	wantPTTL(t, e, "k", time.Second, true)
 	// A deadline equal to now deletes at once (Redis checkAlreadyExpired uses <=).
-	if !e.PExpireAt("k", mc.Now()) {
+	if ok, _ := e.PExpireAt("k", mc.Now()); !ok {
 		t.Fatal("PExpireAt(now) = false, want true")
 	}
 	wantGet(t, e, "k", "", false)
 	e.Set("k", "v")
-	if !e.PExpireAt("k", time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)) {
+	if ok, _ := e.PExpireAt("k", time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)); !ok {
 		t.Fatal("PExpireAt(1500) = false, want true")
 	}
 	wantGet(t, e, "k", "", false)
@@ -343,7 +348,7 @@ func TestTTLCommands(t *testing.T) {
 	if e.Persist("k") {
 		t.Fatal("Persist(no TTL) = true, want false")
 	}
-	if !e.PExpire("k", time.Second) {
+	if ok, _ := e.PExpire("k", time.Second); !ok {
 		t.Fatal("PExpire = false, want true")
 	}
 	mc.Add(400 * time.Millisecond)

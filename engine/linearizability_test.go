@@ -39,7 +39,7 @@ type linKV interface {
 	CompareAndDelete(key, value string) bool
 	CompareAndPExpire(key, value string, ttl time.Duration) (bool, error)
 	Del(keys ...string) int
-	PExpire(key string, ttl time.Duration) bool
+	PExpire(key string, ttl time.Duration) (bool, error)
 	PTTL(key string) (time.Duration, bool)
 	Persist(key string) bool
 }
@@ -484,7 +484,7 @@ func linApply(sut linKV, in linInput) linOutput {
 	case linDel:
 		out.n = sut.Del(in.key)
 	case linPExpire:
-		out.ok = sut.PExpire(in.key, in.ttl)
+		out.ok, _ = sut.PExpire(in.key, in.ttl)
 	case linPTTL:
 		out.ttl, out.ok = sut.PTTL(in.key)
 	case linPersist:

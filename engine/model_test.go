@@ -42,12 +42,16 @@ type kv interface {
 	CompareAndPExpire(key, value string, ttl time.Duration) (bool, error)
 	Del(keys ...string) int
 	Exists(key string) bool
-	PExpire(key string, ttl time.Duration) bool
+	PExpire(key string, ttl time.Duration) (bool, error)
 	PExpireCond(key string, ttl time.Duration, cond engine.ExpireCond) (bool, error)
-	PExpireAt(key string, at time.Time) bool
+	PExpireAt(key string, at time.Time) (bool, error)
 	PTTL(key string) (time.Duration, bool)
 	Persist(key string) bool
 	IncrBy(key string, n int64) (int64, error)
+	SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, error)
+	ExpireTime(key string) (time.Time, bool)
+	Flush()
+	Range(fn func(key string) bool)
 	Len() int
 	Reap() int
 	Watch(key string) (<-chan struct{}, func())
@@ -73,11 +77,16 @@ type entry struct {
 // may still hold, and the live entries are a lower bound.
 type model struct {
 	keys map[string]entry
+	// fences is the last fencing token SetNXPXFenced returned per key: the
+	// next one must be larger, whatever happened to the key meanwhile.
+	fences map[string]int64
 	// gone says why a key left keys (for failure messages only).
 	gone map[string]string
 }
 
-func newModel() *model { return &model{keys: map[string]entry{}, gone: map[string]string{}} }
+func newModel() *model {
+	return &model{keys: map[string]entry{}, gone: map[string]string{}, fences: map[string]int64{}}
+}
 
 func (m *model) put(key string, e entry) {
 	m.keys[key] = e
@@ -284,17 +293,8 @@ func (m *model) expireAt(key string, e entry, d, now int64) {
 	m.put(key, e)
 }
 
-func (m *model) pexpire(key string, ttl time.Duration, now int64) bool {
-	d, ok := deadlineAfter(now, ttl)
-	if !ok {
-		return false // overflow: PExpire has no error result; nothing changes
-	}
-	e, ok := m.alive(key, now)
-	if !ok {
-		return false
-	}
-	m.expireAt(key, e, d, now)
-	return true
+func (m *model) pexpire(key string, ttl time.Duration, now int64) (bool, error) {
+	return m.pexpireCond(key, ttl, engine.ExpireAlways, now)
 }
 
 func (m *model) pexpireCond(key string, ttl time.Duration, c engine.ExpireCond, now int64) (bool, error) {
@@ -329,13 +329,16 @@ func (m *model) pexpireCond(key string, ttl time.Duration, c engine.ExpireCond, 
 // lastUnixNano is the latest time whose UnixNano is defined (year 2262).
 var lastUnixNano = time.Unix(0, math.MaxInt64)
 
-func (m *model) pexpireAt(key string, at time.Time, now int64) bool {
+func (m *model) pexpireAt(key string, at time.Time, now int64) (bool, error) {
+	if at.After(lastUnixNano) {
+		return false, engine.ErrInvalidTTL // beyond int64 ns: changes nothing
+	}
 	e, ok := m.alive(key, now)
-	if !ok || at.After(lastUnixNano) {
-		return false // beyond int64 ns: documented to change nothing
+	if !ok {
+		return false, nil
 	}
 	m.expireAt(key, e, at.UnixNano(), now)
-	return true
+	return true, nil
 }
 
 func (m *model) pttl(key string, now int64) (time.Duration, bool) {
@@ -453,6 +456,11 @@ const (
 	opAdvance
 	opAdvanceToDeadline
 	opClose
+	opSetNXPXFenced
+	opExpireTime
+	opFlush
+	opRange
+	opStepBack
 )
 
 // opWeights lists kinds with repetition as weights; index 0 is the
@@ -464,7 +472,7 @@ var opWeights = []opKind{
 	opDel, opExists, opPExpire, opPExpire, opPExpireCond, opPExpireCond, opPExpireAt,
 	opPTTL, opPersist, opIncrBy, opIncrBy, opLen, opReap,
 	opAdvance, opAdvance, opAdvance, opAdvanceToDeadline, opAdvanceToDeadline, opAdvanceToDeadline,
-	opClose,
+	opClose, opSetNXPXFenced, opSetNXPXFenced, opSetNXPXFenced, opExpireTime, opFlush, opRange, opStepBack,
 }
 
 var (
@@ -483,6 +491,7 @@ var (
 		time.Millisecond, 0, time.Nanosecond, time.Microsecond, 10 * time.Millisecond, time.Second, time.Hour, 30 * time.Hour,
 	}
 	deadlineDeltas = []time.Duration{0, -time.Nanosecond, time.Nanosecond}
+	stepBacks      = []time.Duration{time.Millisecond, time.Second, time.Hour, time.Nanosecond}
 	increments     = []int64{1, 0, -1, 7, math.MaxInt64, math.MinInt64}
 	conditions     = []engine.Condition{engine.Always, engine.IfAbsent, engine.IfPresent, engine.IfEqual, engine.IfNotEqual, 9}
 	expireConds    = []engine.ExpireCond{engine.ExpireAlways, engine.ExpireNX, engine.ExpireXX, engine.ExpireGT, engine.ExpireLT, 9}
@@ -519,7 +528,10 @@ func buildOp(pick func(n int) int) op {
 	case opAdvanceToDeadline:
 		o.adv = deadlineDeltas[pick(len(deadlineDeltas))]
 		return o
-	case opLen, opReap, opClose:
+	case opStepBack:
+		o.adv = stepBacks[pick(len(stepBacks))]
+		return o
+	case opLen, opReap, opClose, opFlush, opRange:
 		return o
 	case opDel:
 		for n := pick(4); n > 0; n-- {
@@ -531,7 +543,7 @@ func buildOp(pick func(n int) int) op {
 	switch o.kind {
 	case opSet, opSetNX, opGetSet:
 		o.val = from(values)
-	case opSetPX, opSetNXPX:
+	case opSetPX, opSetNXPX, opSetNXPXFenced:
 		o.val = from(values)
 		o.ttl = ttls[pick(len(ttls))]
 	case opSetWith:
@@ -630,6 +642,16 @@ func (o op) GoString() string {
 		return fmt.Sprintf("clock.Add(%v)", o.adv)
 	case opAdvanceToDeadline:
 		return fmt.Sprintf("clock.Add(to next deadline%s)", fmtOffset(o.adv))
+	case opSetNXPXFenced:
+		return fmt.Sprintf("SetNXPXFenced(%q, %q, %v)", o.key, o.val, o.ttl)
+	case opExpireTime:
+		return fmt.Sprintf("ExpireTime(%q)", o.key)
+	case opFlush:
+		return "Flush()"
+	case opRange:
+		return "Range()"
+	case opStepBack:
+		return fmt.Sprintf("clock.Set(now-%v)", o.adv)
 	}
 	return fmt.Sprintf("op(%d)", o.kind)
 }
@@ -652,10 +674,11 @@ type tester interface {
 }
 
 type harness struct {
-	sut kv
-	eng *engine.Engine // the engine under sut, for engine.Verify
-	clk *clock.Mock
-	m   *model
+	last int64 // the engine time the harness last saw
+	sut  kv
+	eng  *engine.Engine // the engine under sut, for engine.Verify
+	clk  *clock.Mock
+	m    *model
 	// watches holds one pending Watch per alphabet key, renewed after it
 	// fires: a watch must fire exactly when the model saw the key change.
 	watches map[string]*watchState
@@ -689,7 +712,19 @@ func (h *harness) stopWatches() {
 	}
 }
 
-func (h *harness) now() int64 { return h.clk.Now().UnixNano() }
+// now returns the engine's time, checking the clock rule on the way: it
+// never decreases, and it is never behind the clock.
+func (h *harness) now() int64 {
+	n := h.eng.Now().UnixNano()
+	if n < h.last {
+		panic(fmt.Sprintf("engine time went backwards: %s after %s", fmtNow(n), fmtNow(h.last)))
+	}
+	if c := h.clk.Now().UnixNano(); n < c {
+		panic(fmt.Sprintf("engine time %s is behind the clock %s", fmtNow(n), fmtNow(c)))
+	}
+	h.last = n
+	return n
+}
 
 // sameErr reports whether got is want (nil for no error).
 func sameErr(got, want error) bool {
@@ -833,9 +868,10 @@ func (h *harness) apply(t tester, o op) {
 			mismatch(got, want)
 		}
 	case opPExpire:
-		got, want := h.sut.PExpire(o.key, o.ttl), h.m.pexpire(o.key, o.ttl, now)
-		if got != want {
-			mismatch(got, want)
+		got, gerr := h.sut.PExpire(o.key, o.ttl)
+		want, werr := h.m.pexpire(o.key, o.ttl, now)
+		if got != want || !sameErr(gerr, werr) {
+			mismatch(pair(got, gerr), pair(want, werr))
 		}
 		if want {
 			h.changed(o.key, call)
@@ -850,9 +886,10 @@ func (h *harness) apply(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opPExpireAt:
-		got, want := h.sut.PExpireAt(o.key, at), h.m.pexpireAt(o.key, at, now)
-		if got != want {
-			mismatch(got, want)
+		got, gerr := h.sut.PExpireAt(o.key, at)
+		want, werr := h.m.pexpireAt(o.key, at, now)
+		if got != want || !sameErr(gerr, werr) {
+			mismatch(pair(got, gerr), pair(want, werr))
 		}
 		if want {
 			h.changed(o.key, call)
@@ -900,17 +937,82 @@ func (h *harness) apply(t tester, o op) {
 		if n := h.sut.Len(); n != live {
 			t.Fatalf("Len() after Reap() = %d, want %d live keys (now %s)", n, live, fmtNow(now))
 		}
+	case opSetNXPXFenced:
+		fence, got, gerr := h.sut.SetNXPXFenced(o.key, o.val, o.ttl)
+		want, werr := h.m.setNXPX(o.key, o.val, o.ttl, now)
+		if got != want || !sameErr(gerr, werr) {
+			mismatch(pair(got, gerr), pair(want, werr))
+		}
+		switch last := h.m.fences[o.key]; {
+		case !got && fence != 0:
+			t.Fatalf("%s = fence %d with ok false, want 0 (now %s)", call, fence, fmtNow(now))
+		case got && fence <= last:
+			t.Fatalf("%s = fence %d, want > %d, the key's previous fence (now %s)", call, fence, last, fmtNow(now))
+		case got:
+			h.m.fences[o.key] = fence
+			h.changed(o.key, call)
+		}
+	case opExpireTime:
+		got, gok := h.sut.ExpireTime(o.key)
+		e, wok := h.m.alive(o.key, now)
+		var want time.Time
+		if wok && e.hasTTL {
+			want = time.Unix(0, e.deadline)
+		}
+		if gok != wok || !got.Equal(want) {
+			mismatch(pair(got, gok), pair(want, wok))
+		}
+	case opFlush:
+		// Expired keys the engine may still hold fire their watchers too,
+		// but those watches are already due (their deadline passed).
+		for k := range h.m.keys {
+			if _, ok := h.m.alive(k, now); ok {
+				h.changed(k, call)
+			}
+		}
+		h.sut.Flush()
+		for k := range h.m.keys {
+			h.m.remove(k, "flushed")
+		}
+		if n := h.sut.Len(); n != 0 {
+			t.Fatalf("Len() after Flush() = %d, want 0", n)
+		}
+	case opRange:
+		got := map[string]bool{}
+		h.sut.Range(func(k string) bool {
+			if got[k] {
+				t.Fatalf("Range() visited %q twice (now %s)", k, fmtNow(now))
+			}
+			got[k] = true
+			return true
+		})
+		for k := range h.m.keys {
+			if _, ok := h.m.alive(k, now); ok != got[k] {
+				t.Fatalf("Range() visited %q: %v, want %v (now %s)", k, got[k], ok, fmtNow(now))
+			}
+			delete(got, k)
+		}
+		for k := range got {
+			t.Fatalf("Range() visited %q, which the model does not hold (now %s)", k, fmtNow(now))
+		}
+	case opStepBack:
+		// The engine holds its time at the latest reading until the clock
+		// passes it again (checked by now); nothing else changes.
+		h.clk.Set(h.clk.Now().Add(-o.adv))
 	case opAdvance:
 		h.clk.Add(o.adv)
 	case opAdvanceToDeadline:
 		// Deadlines decades ahead (TTL MaxInt64/2) are not jumped to: the
 		// clock stays near realistic dates.
+		// After a step back the clock is behind the engine's time: move
+		// it to the deadline itself, not by the distance from now.
 		d, ok := h.m.nextDeadline(now)
 		step := time.Duration(d-now) + o.adv
 		if !ok || step < 0 || step > 48*time.Hour {
-			step = time.Millisecond
+			h.clk.Add(time.Millisecond)
+		} else {
+			h.clk.Set(time.Unix(0, now).Add(step))
 		}
-		h.clk.Add(step)
 	default:
 		t.Fatalf("unknown op %d", o.kind)
 	}

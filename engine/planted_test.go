@@ -121,7 +121,33 @@ func (l lazyWatch) Watch(key string) (<-chan struct{}, func()) {
 	return never, func() {}
 }
 
+// keyFence hands out fencing tokens from a per-key counter that a delete
+// resets, the flaw of a counter kept under a deletable key: after a release
+// the next holder's token repeats the previous one.
+type keyFence struct {
+	*engine.Engine
+	n map[string]int64
+}
+
+func (k *keyFence) SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, error) {
+	ok, err := k.Engine.SetNXPX(key, value, ttl)
+	if !ok {
+		return 0, false, err
+	}
+	k.n[key]++
+	return k.n[key], true, nil
+}
+
+func (k *keyFence) CompareAndDelete(key, value string) bool {
+	ok := k.Engine.CompareAndDelete(key, value)
+	if ok {
+		delete(k.n, key)
+	}
+	return ok
+}
+
 var plantedModels = map[string]func(*engine.Engine, *clock.Mock) kv{
+	"key-fence":    func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
 	"lazy-watch":   func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
 	"stale-get":    func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
 	"eager-expiry": func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
@@ -189,6 +215,13 @@ func TestPlantedModelCatchesStaleGet(t *testing.T) {
 func TestPlantedModelCatchesEagerExpiry(t *testing.T) {
 	t.Parallel()
 	assertModelCatches(t, "eager-expiry", "want present", "now-deadline = 0s")
+}
+
+// TestPlantedModelCatchesResetFence: a fence that restarts after a release
+// must be reported as not increasing.
+func TestPlantedModelCatchesResetFence(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "key-fence", "the key's previous fence")
 }
 
 // TestPlantedModelCatchesLazyWatch: a Watch that misses expiry (and any

@@ -61,6 +61,13 @@ func boolReply(b bool) reply {
 	return intReply(0)
 }
 
+func boolErrReply(b bool, err error) reply {
+	if err != nil {
+		return errReply(errClass(err))
+	}
+	return boolReply(b)
+}
+
 func optReply(v string, ok bool) reply {
 	if !ok {
 		return nilReply()
@@ -317,7 +324,7 @@ func (d *differ) exists(k string) diffStep {
 
 func (d *differ) pexpire(k string, ttl ttlArg) diffStep {
 	return diffStep{name: fmt.Sprintf("PExpire(%q, %v)", k, ttl.d), redis: []any{"PEXPIRE", k, ttl.ms},
-		eng: func() reply { return boolReply(d.e.PExpire(k, ttl.d)) }}
+		eng: func() reply { return boolErrReply(d.e.PExpire(k, ttl.d)) }}
 }
 
 var expireCondNames = map[engine.ExpireCond]string{engine.ExpireNX: "NX", engine.ExpireXX: "XX", engine.ExpireGT: "GT", engine.ExpireLT: "LT"}
@@ -353,7 +360,7 @@ func (d *differ) pexpireCond(k string, ttl ttlArg, c engine.ExpireCond) diffStep
 func (d *differ) pexpireAt(k string, off time.Duration) diffStep {
 	at := time.UnixMilli(time.Now().Add(off).UnixMilli())
 	return diffStep{name: fmt.Sprintf("PExpireAt(%q, now%s)", k, fmtOffset(off)), redis: []any{"PEXPIREAT", k, at.UnixMilli()},
-		eng: func() reply { return boolReply(d.e.PExpireAt(k, at)) }}
+		eng: func() reply { return boolErrReply(d.e.PExpireAt(k, at)) }}
 }
 
 func (d *differ) pttl(k string) diffStep {

@@ -196,7 +196,7 @@ type refreshAnyway struct {
 }
 
 func (r refreshAnyway) Refresh(_ context.Context, key, _ string, ttl time.Duration) (bool, error) {
-	return r.e.PExpire(key, ttl), nil
+	return r.e.PExpire(key, ttl)
 }
 
 // recordingTB is a rapid.TB that records failures instead of failing the

@@ -233,3 +233,10 @@ func (m *Map[V, A]) Delete(key string) {
 	s.DeleteLocked(key)
 	s.mu.Unlock()
 }
+
+// ClearLocked removes every entry and gives the shard a fresh, empty map.
+// The caller must hold the lock.
+func (s *Shard[V, A]) ClearLocked() {
+	s.m = make(map[string]V)
+	s.peak = 0
+}

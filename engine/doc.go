@@ -1,0 +1,103 @@
+// Package engine is an in-process key-value engine with Redis string and TTL
+// semantics, built for locks: SET NX PX, compare-and-delete and
+// compare-and-pexpire are single calls that cost tens of nanoseconds.
+//
+// # Model
+//
+// Keys are spread over a power-of-two number of shards by their xxhash (see
+// package shard); each shard is a Go map guarded by one mutex. Every
+// single-key operation is one critical section on one shard: it locks the
+// shard, reads the clock if it needs the time, looks the key up, decides and
+// writes, and unlocks. Each single-key operation is therefore linearizable,
+// and operations on keys in different shards run in parallel.
+//
+// Update runs a function over several keys atomically: it locks their
+// shards in shard order (every shard when no keys are named) and gives the
+// function a Tx with the engine's commands and one frozen time, as Redis
+// runs MULTI/EXEC and scripts. A multi-key Del and Flush are such sections.
+// Len, Range and Scan visit the shards one at a time and are not atomic
+// snapshots.
+//
+// # Semantics
+//
+// The rules are Redis's (src/t_string.c, src/expire.c, src/db.c) with Go
+// types: durations instead of milliseconds (nanosecond precision), (value,
+// ok) instead of nil replies, sentinel errors instead of error replies. A key
+// with deadline D is alive while now <= D and gone once now > D: PTTL is 0
+// at now == D. An expired key is absent for every operation, reads and writes
+// alike, whether or not it has been reclaimed yet. Empty keys and values are
+// valid. Invalid arguments return ErrInvalidTTL or ErrSyntax and change
+// nothing.
+//
+// # Clock
+//
+// Each operation reads the clock at most once and only when it needs the
+// time: Get, SetNX, GetSet, CompareAndDelete and the like need it only for
+// keys that have a deadline, Set never does, and the operations that compute
+// a deadline (SetPX, SetNXPX, PExpire...) always do.
+//
+// With Options.Clock nil the engine uses a fast real clock: it records
+// time.Now() at New and afterwards adds the monotonic time elapsed since,
+// which costs one monotonic clock read instead of time.Now's wall and
+// monotonic reads, and is immune to wall-clock steps after New. Deadlines
+// are Unix nanoseconds on that time line. The real clock is read inside the
+// critical section. It works unchanged inside a testing/synctest bubble,
+// where time is virtual: code using the engine with no clock injected can
+// be tested in fake time with no change (see the example in
+// synctest_test.go, run by go test).
+//
+// An injected clock (package clock: anything with Now and After, such as a
+// github.com/benbjohnson/clock Mock) is never called while a shard lock is
+// held, so a fake clock that fires its timers under its own mutex can never
+// deadlock with the engine: an operation that may need the time reads it
+// just before locking, and inside the critical section takes the later of
+// that reading and the latest time any operation used. Times used therefore
+// never decrease and always lie within the operation's own interval, which
+// keeps operations linearizable. The reaper sleeps on one-shot timers of the
+// same clock, so advancing a Mock fires them.
+//
+// If the clock steps backwards (a Mock Set to an earlier time, an NTP step
+// of an injected wall clock), the engine's time stands still at the latest
+// time used until the clock passes it again: a key seen expired stays
+// expired, a lock's lease never grows back, and a key written meanwhile
+// expires its TTL after the held time. Now reports the engine's time.
+//
+// # Fencing
+//
+// SetNXPXFenced is SET NX PX that also returns a fencing token: a counter
+// of the key's shard, incremented in the acquisition's critical section. A
+// key's tokens strictly increase for the engine's lifetime, across
+// releases, expiries, deletes, Flush and re-creations; the counters cost no
+// key and no memory per key, and any number of lock clients over one engine
+// share them.
+//
+// # Expiry and reclamation
+//
+// Expiry is lazy and active. Lazy: every access checks the key's deadline
+// and deletes an expired key it finds. Active: each shard has a hierarchical
+// timer wheel (package ttl), guarded by the shard lock, holding every key
+// with a deadline; one reaper goroutine per engine sleeps on a timer of the
+// engine's clock until the earliest deadline of any wheel (an idle engine
+// burns no CPU), then advances the wheels and deletes the keys that fired,
+// at most a bounded batch per lock hold so that no shard lock is held for
+// long. Keys are reclaimed within about two wheel ticks of their deadline,
+// with work proportional to the number of keys expiring, not to the number
+// held. Reap does the same synchronously, for tests with a mock clock.
+//
+// Go maps never shrink; a shard whose map falls to a quarter of its peak
+// rebuilds it (see package shard), so memory returns after a mass expiry or
+// delete.
+//
+// # Watch
+//
+// Watch gives a channel closed at the next change of a key: any write
+// (including a TTL change), a delete, or an expiry (active or lazy). A lock
+// client uses it to wake waiters the instant a lock is released or expires.
+//
+// # Lifetime
+//
+// New starts the reaper goroutine; Close stops it. An engine that is not
+// closed leaks that goroutine. After Close the engine still serves every
+// call, with lazy expiry only: expired keys stay in memory (and in Len)
+// until accessed or reclaimed by Reap.
+package engine

@@ -1,0 +1,168 @@
+package engine
+
+import "slices"
+
+// This file holds the key-space commands: DEL, EXISTS, DBSIZE (Len),
+// iteration (Range, Scan) and FLUSHDB (Flush).
+
+// Del deletes the given keys, as Redis DEL, and returns how many of them
+// existed (expired keys do not count; a key named twice counts once). Keys
+// in several shards are deleted atomically: Del locks all their shards, in
+// shard order. It is safe for concurrent use.
+func (e *Engine) Del(keys ...string) int {
+	switch len(keys) {
+	case 0:
+		return 0
+	case 1:
+		s := e.m.Shard(keys[0])
+		var c opClock
+		e.begin(&c)
+		s.Lock()
+		ok := e.delLocked(s, keys[0], &c)
+		s.Unlock()
+		if ok {
+			return 1
+		}
+		return 0
+	}
+	deleted := 0
+	e.Update(keys, func(tx *Tx) { deleted = tx.Del(keys...) })
+	return deleted
+}
+
+func (e *Engine) delLocked(s *shardT, key string, c *opClock) bool {
+	n := e.liveLocked(s, key, c)
+	if n == nil {
+		return false
+	}
+	e.removeLocked(s, n)
+	return true
+}
+
+// Exists reports whether key exists and has not expired, as Redis EXISTS
+// with one key. It is safe for concurrent use.
+func (e *Engine) Exists(key string) bool {
+	s := e.m.Shard(key)
+	var c opClock
+	e.begin(&c)
+	s.Lock()
+	n := e.liveLocked(s, key, &c)
+	s.Unlock()
+	return n != nil
+}
+
+// Len returns the number of keys held, including expired keys not yet
+// reclaimed (as Redis DBSIZE); after Reap it equals the number of live keys
+// (absent concurrent writes). It visits the shards one at a time, so it is
+// safe for concurrent use but not an atomic snapshot.
+func (e *Engine) Len() int { return e.m.Len() }
+
+// Range calls fn with every live key until fn returns false. It visits the
+// shards one at a time and calls fn without holding any lock (fn may call
+// the engine), so it is safe for concurrent use but not a snapshot: a key
+// present for the whole call is visited exactly once, a key written or
+// deleted meanwhile may or may not be. Expired keys it meets are deleted.
+func (e *Engine) Range(fn func(key string) bool) {
+	var buf []string
+	for i := range e.m.Shards() {
+		buf = e.liveKeys(i, buf[:0])
+		for _, k := range buf {
+			if !fn(k) {
+				return
+			}
+		}
+	}
+}
+
+// Scan is a cursor over the live keys, as Redis SCAN: each call visits the
+// live keys of one shard (calling fn without holding any lock) and returns
+// the cursor of the next call; start at 0, and the scan is complete when
+// Scan returns 0. A key present for the whole scan is visited exactly once.
+// A cursor the engine did not return is treated modulo the shard count. It
+// is safe for concurrent use.
+func (e *Engine) Scan(cursor uint64, fn func(key string)) (next uint64) {
+	n := uint64(e.m.Shards())
+	i := cursor % n
+	for _, k := range e.liveKeys(int(i), nil) {
+		fn(k)
+	}
+	return (i + 1) % n
+}
+
+// liveKeys appends the live keys of shard i to buf, deleting expired ones.
+func (e *Engine) liveKeys(i int, buf []string) []string {
+	s := e.m.ShardAt(i)
+	var c opClock
+	e.begin(&c)
+	s.Lock()
+	buf = e.appendLiveLocked(s, buf, &c)
+	s.Unlock()
+	return buf
+}
+
+// appendLiveLocked appends the live keys of s to buf. It reads the clock
+// only if a key has a deadline; expired keys are left for the reaper (the
+// map must not change while ranging).
+func (e *Engine) appendLiveLocked(s *shardT, buf []string, c *opClock) []string {
+	s.RangeLocked(func(key string, n *node) bool {
+		if n.Value.exp == noDeadline || n.Value.exp >= e.at(c) {
+			buf = append(buf, key)
+		}
+		return true
+	})
+	return buf
+}
+
+// Flush deletes every key, as Redis FLUSHDB, atomically: it locks every
+// shard. Watchers of deleted keys fire. Fencing counters are kept, so fences
+// still grow across a Flush. It is safe for concurrent use.
+func (e *Engine) Flush() {
+	e.Update(nil, func(tx *Tx) {
+		for _, i := range tx.shards {
+			s := e.m.ShardAt(i)
+			if len(s.Aux.watchers) != 0 {
+				for key := range s.Aux.watchers {
+					if s.LoadLocked(key) != nil {
+						e.notifyLocked(s, key)
+					}
+				}
+			}
+			s.RangeLocked(func(_ string, n *node) bool {
+				if n.Value.exp != noDeadline {
+					s.Aux.wheel.Cancel(n)
+				}
+				return true
+			})
+			s.ClearLocked()
+		}
+	})
+}
+
+// lockShards locks the shards of keys (every shard when keys is empty) in
+// ascending order, so that two multi-shard sections never deadlock, and
+// returns their indexes.
+func (e *Engine) lockShards(keys []string, buf []int) []int {
+	var order []int
+	if len(keys) == 0 {
+		order = buf[:0]
+		for i := range e.m.Shards() {
+			order = append(order, i)
+		}
+	} else {
+		idx := buf[:0]
+		for _, k := range keys {
+			idx = append(idx, e.m.ShardIndex(k))
+		}
+		order = sortedUnique(idx)
+	}
+	for _, i := range order {
+		e.m.ShardAt(i).Lock()
+	}
+	return order
+}
+
+// sortedUnique sorts idx in place and drops duplicates.
+func sortedUnique(idx []int) []int {
+	slices.Sort(idx)
+	return slices.Compact(idx)
+}

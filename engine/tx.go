@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Update runs fn with the shards of keys locked and one frozen time for the
+// whole section, so that everything fn does through tx is atomic against
+// every other engine call and every other Update: Redis's rule for MULTI/EXEC
+// and scripts, and what a multi-key lock needs. An empty keys locks every
+// shard, for sections that cannot name their keys up front (a script may
+// touch keys it did not declare).
+//
+// Shards are locked in ascending order, so Update never deadlocks against
+// another Update or a multi-key Del. The clock is read at most once, on the
+// first Tx call that needs the time; an injected clock is read before the
+// shards are locked. fn must not call the Engine itself (its shard locks
+// are held: that deadlocks), must not keep tx after it returns, and must
+// not block for long: every operation on a locked shard waits for it. A Tx
+// method given a key outside keys panics. Update is safe for concurrent use.
+func (e *Engine) Update(keys []string, fn func(tx *Tx)) {
+	tx := Tx{e: e}
+	e.begin(&tx.c)
+	var buf [16]int
+	tx.shards = e.lockShards(keys, buf[:0])
+	tx.all = len(keys) == 0
+	defer func() {
+		tx.done = true
+		for _, i := range tx.shards {
+			e.m.ShardAt(i).Unlock()
+		}
+	}()
+	fn(&tx)
+}
+
+// Tx is the view of an Update section. Its methods have the semantics of the
+// Engine methods of the same name, at the section's one time (Now). A Tx is
+// valid only inside the function given to Update and only on that
+// function's goroutine; it is not safe for concurrent use.
+type Tx struct {
+	e      *Engine
+	c      opClock
+	shards []int // locked shards, ascending
+	all    bool  // every shard is locked
+	done   bool  // Update returned
+}
+
+// shard returns key's shard, which must be locked by this section.
+func (tx *Tx) shard(key string) *shardT {
+	if tx.done {
+		panic("engine: Tx used after its Update returned")
+	}
+	i := tx.e.m.ShardIndex(key)
+	if !tx.all {
+		if _, ok := slices.BinarySearch(tx.shards, i); !ok {
+			panic(fmt.Sprintf("engine: Tx: key %q was not given to Update", key))
+		}
+	}
+	return tx.e.m.ShardAt(i)
+}
+
+// Now returns the section's time, the same for every call of the section.
+func (tx *Tx) Now() time.Time { return time.Unix(0, tx.e.at(&tx.c)) }
+
+// Get is Engine.Get inside the section.
+func (tx *Tx) Get(key string) (string, bool) {
+	return tx.e.getLocked(tx.shard(key), key, &tx.c)
+}
+
+// Set is Engine.Set inside the section.
+func (tx *Tx) Set(key, value string) { tx.e.setLocked(tx.shard(key), key, value) }
+
+// SetWith is Engine.SetWith inside the section.
+func (tx *Tx) SetWith(key, value string, args SetArgs) (SetResult, error) {
+	at, err := args.check()
+	if err != nil {
+		return SetResult{}, err
+	}
+	return tx.e.setWithLocked(tx.shard(key), key, value, &args, at, &tx.c)
+}
+
+// SetNXPXFenced is Engine.SetNXPXFenced inside the section.
+func (tx *Tx) SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, error) {
+	if ttl <= 0 {
+		return 0, false, ErrInvalidTTL
+	}
+	return tx.e.setNXPXFencedLocked(tx.shard(key), key, value, ttl, &tx.c)
+}
+
+// GetSet is Engine.GetSet inside the section.
+func (tx *Tx) GetSet(key, value string) (string, bool) {
+	return tx.e.getSetLocked(tx.shard(key), key, value, &tx.c)
+}
+
+// GetDel is Engine.GetDel inside the section.
+func (tx *Tx) GetDel(key string) (string, bool) {
+	return tx.e.getDelLocked(tx.shard(key), key, &tx.c)
+}
+
+// Del is Engine.Del inside the section.
+func (tx *Tx) Del(keys ...string) int {
+	n := 0
+	for _, k := range keys {
+		if tx.e.delLocked(tx.shard(k), k, &tx.c) {
+			n++
+		}
+	}
+	return n
+}
+
+// Exists is Engine.Exists inside the section.
+func (tx *Tx) Exists(key string) bool {
+	return tx.e.liveLocked(tx.shard(key), key, &tx.c) != nil
+}
+
+// PExpireCond is Engine.PExpireCond inside the section.
+func (tx *Tx) PExpireCond(key string, ttl time.Duration, cond ExpireCond) (bool, error) {
+	if cond > ExpireLT {
+		return false, ErrSyntax
+	}
+	return tx.e.pexpireLocked(tx.shard(key), key, ttl, cond, &tx.c)
+}
+
+// PExpireAtCond is Engine.PExpireAtCond inside the section.
+func (tx *Tx) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool, error) {
+	if cond > ExpireLT {
+		return false, ErrSyntax
+	}
+	exp, ok := unixNano(at)
+	if !ok {
+		return false, ErrInvalidTTL
+	}
+	return tx.e.expireLocked(tx.shard(key), key, exp, cond, &tx.c), nil
+}
+
+// PTTL is Engine.PTTL inside the section.
+func (tx *Tx) PTTL(key string) (time.Duration, bool) {
+	_, d, ok := tx.e.getPTTLLocked(tx.shard(key), key, &tx.c)
+	return d, ok
+}
+
+// GetPTTL is Engine.GetPTTL inside the section.
+func (tx *Tx) GetPTTL(key string) (string, time.Duration, bool) {
+	return tx.e.getPTTLLocked(tx.shard(key), key, &tx.c)
+}
+
+// ExpireTime is Engine.ExpireTime inside the section.
+func (tx *Tx) ExpireTime(key string) (time.Time, bool) {
+	return tx.e.expireTimeLocked(tx.shard(key), key, &tx.c)
+}
+
+// Persist is Engine.Persist inside the section.
+func (tx *Tx) Persist(key string) bool {
+	return tx.e.persistLocked(tx.shard(key), key, &tx.c)
+}
+
+// IncrBy is Engine.IncrBy inside the section.
+func (tx *Tx) IncrBy(key string, n int64) (int64, error) {
+	return tx.e.incrByLocked(tx.shard(key), key, n, &tx.c)
+}
+
+// CompareAndDelete is Engine.CompareAndDelete inside the section.
+func (tx *Tx) CompareAndDelete(key, value string) bool {
+	return tx.e.compareAndDeleteLocked(tx.shard(key), key, value, &tx.c)
+}
+
+// CompareAndSwap is Engine.CompareAndSwap inside the section.
+func (tx *Tx) CompareAndSwap(key, old, value string) bool {
+	return tx.e.compareAndSwapLocked(tx.shard(key), key, old, value, &tx.c)
+}
+
+// CompareAndPExpire is Engine.CompareAndPExpire inside the section.
+func (tx *Tx) CompareAndPExpire(key, value string, ttl time.Duration) (bool, error) {
+	if ttl <= 0 {
+		return false, ErrInvalidTTL
+	}
+	return tx.e.compareAndPExpireLocked(tx.shard(key), key, value, ttl, &tx.c)
+}
+
+// Range calls fn with every live key of the section's shards (all keys when
+// Update locked every shard) until fn returns false. fn may use tx; keys
+// it writes or deletes meanwhile may or may not be visited.
+func (tx *Tx) Range(fn func(key string) bool) {
+	if tx.done {
+		panic("engine: Tx used after its Update returned")
+	}
+	var buf []string
+	for _, i := range tx.shards {
+		buf = tx.e.appendLiveLocked(tx.e.m.ShardAt(i), buf[:0], &tx.c)
+		for _, k := range buf {
+			if !fn(k) {
+				return
+			}
+		}
+	}
+}

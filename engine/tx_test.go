@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestUpdateFrozenTime: every call of a section sees one time, even when
+// the clock moves during the section.
+func TestUpdateFrozenTime(t *testing.T) {
+	e, mc := newTestEngine(t)
+	e.SetPX("b", "v", time.Second)
+	e.Update([]string{"a", "b"}, func(tx *Tx) {
+		start := tx.Now()
+		if _, err := tx.SetWith("a", "1", SetArgs{TTL: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		mc.Add(time.Hour) // another goroutine's Add: the section does not see it
+		if got := tx.Now(); !got.Equal(start) {
+			t.Errorf("tx.Now() after the clock moved = %v, want %v", got, start)
+		}
+		if d, ok := tx.PTTL("a"); !ok || d != time.Second {
+			t.Errorf("tx.PTTL(a) = %v, %v, want 1s, true", d, ok)
+		}
+		if v, ok := tx.Get("b"); !ok || v != "v" {
+			t.Errorf("tx.Get(b) = %q, %v, want v, true", v, ok)
+		}
+	})
+	wantGet(t, e, "a", "", false) // an hour later, outside the section
+	wantGet(t, e, "b", "", false)
+}
+
+func TestUpdateUndeclaredKeyPanics(t *testing.T) {
+	e, _ := newTestEngine(t)
+	// Find a key in another shard than "a".
+	other := ""
+	for i := 0; other == ""; i++ {
+		if k := "k" + strconv.Itoa(i); e.m.ShardIndex(k) != e.m.ShardIndex("a") {
+			other = k
+		}
+	}
+	func() {
+		defer func() {
+			r := recover()
+			if r == nil || !strings.Contains(fmt.Sprint(r), "not given to Update") {
+				t.Errorf("recover() = %v, want a panic naming the undeclared key", r)
+			}
+		}()
+		e.Update([]string{"a"}, func(tx *Tx) { tx.Set(other, "v") })
+	}()
+	// The panic released the shards.
+	e.Set("a", "v")
+	e.Set(other, "v")
+	var kept *Tx
+	e.Update([]string{"a"}, func(tx *Tx) { kept = tx })
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("a Tx used after Update returned did not panic")
+		}
+	}()
+	kept.Get("a")
+}
+
+// TestUpdateAtomic: transfers between two counters in sections never show
+// a section an inconsistent sum, and single-key calls interleave safely.
+func TestUpdateAtomic(t *testing.T) {
+	e, _ := newTestEngine(t)
+	keys := []string{"acct:a", "acct:b"}
+	e.Set(keys[0], "1000")
+	e.Set(keys[1], "1000")
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				from, to := keys[(w+i)%2], keys[(w+i+1)%2]
+				e.Update(keys, func(tx *Tx) {
+					if _, err := tx.IncrBy(from, -1); err != nil {
+						t.Error(err)
+					}
+					if _, err := tx.IncrBy(to, 1); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		}()
+	}
+	for range 500 {
+		e.Update(keys, func(tx *Tx) {
+			a, _ := tx.Get(keys[0])
+			b, _ := tx.Get(keys[1])
+			x, _ := strconv.Atoi(a)
+			y, _ := strconv.Atoi(b)
+			if x+y != 2000 {
+				t.Errorf("sum inside a section = %d, want 2000", x+y)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestUpdateEveryShard(t *testing.T) {
+	e, _ := newTestEngine(t)
+	for i := range 100 {
+		e.Set("k"+strconv.Itoa(i), "v")
+	}
+	e.SetPX("gone", "v", time.Nanosecond)
+	var got []string
+	e.Update(nil, func(tx *Tx) {
+		tx.Range(func(k string) bool {
+			got = append(got, k)
+			return true
+		})
+		if n := tx.Del("k1", "k2", "absent"); n != 2 {
+			t.Errorf("tx.Del(k1, k2, absent) = %d, want 2", n)
+		}
+	})
+	if len(got) != 101 {
+		t.Fatalf("tx.Range visited %d keys, want 101", len(got))
+	}
+	if n := e.Len(); n != 99 {
+		t.Fatalf("Len() = %d, want 99", n)
+	}
+}
+
+func TestScanVisitsEachKeyOnce(t *testing.T) {
+	e, mc := newTestEngine(t)
+	want := map[string]bool{}
+	for i := range 1000 {
+		k := "k" + strconv.Itoa(i)
+		e.Set(k, "v")
+		want[k] = true
+	}
+	e.SetPX("expiring", "v", time.Millisecond)
+	mc.Add(2 * time.Millisecond)
+	seen := map[string]int{}
+	cursor, calls := uint64(0), 0
+	for {
+		cursor = e.Scan(cursor, func(k string) { seen[k]++ })
+		calls++
+		if cursor == 0 {
+			break
+		}
+	}
+	if calls != e.m.Shards() {
+		t.Errorf("Scan calls = %d, want one per shard (%d)", calls, e.m.Shards())
+	}
+	for k, n := range seen {
+		if n != 1 || !want[k] {
+			t.Errorf("Scan visited %q %d times, want once and only live keys", k, n)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("Scan visited %d keys, want %d", len(seen), len(want))
+	}
+}
+
+func TestFlush(t *testing.T) {
+	e, _ := newTestEngine(t)
+	e.Set("a", "v")
+	e.SetPX("b", "v", time.Hour)
+	fa, _, _ := e.SetNXPXFenced("lock", "t", time.Hour)
+	ch, stop := e.Watch("b")
+	defer stop()
+	idle, stopIdle := e.Watch("absent")
+	defer stopIdle()
+	e.Flush()
+	if n := e.Len(); n != 0 {
+		t.Fatalf("Len() after Flush = %d, want 0", n)
+	}
+	if !closed(ch) {
+		t.Fatal("Watch(b) did not fire on Flush")
+	}
+	if closed(idle) {
+		t.Fatal("Watch(absent) fired on Flush, want pending: the key did not change")
+	}
+	if err := Verify(e); err != nil {
+		t.Fatal(err)
+	}
+	fb, ok, _ := e.SetNXPXFenced("lock", "t", time.Hour)
+	if !ok || fb <= fa {
+		t.Fatalf("fence after Flush = %d, %v, want > %d", fb, ok, fa)
+	}
+	var keys []string
+	e.Range(func(k string) bool { keys = append(keys, k); return true })
+	if !slices.Equal(keys, []string{"lock"}) {
+		t.Fatalf("Range after Flush = %q, want [lock]", keys)
+	}
+}
+
+// TestFenceStrictlyIncreasing: fences of a key grow across release, expiry
+// and re-creation, and several acquirers of one engine share one order.
+func TestFenceStrictlyIncreasing(t *testing.T) {
+	e, mc := newTestEngine(t)
+	var last int64
+	for i := range 50 {
+		f, ok, err := e.SetNXPXFenced("lock", "t", time.Second)
+		if !ok || err != nil || f <= last {
+			t.Fatalf("round %d: SetNXPXFenced = %d, %v, %v, want > %d, true, nil", i, f, ok, err, last)
+		}
+		last = f
+		if f2, ok, _ := e.SetNXPXFenced("lock", "u", time.Second); ok || f2 != 0 {
+			t.Fatalf("round %d: SetNXPXFenced on a held key = %d, %v, want 0, false", i, f2, ok)
+		}
+		switch i % 3 {
+		case 0:
+			e.CompareAndDelete("lock", "t")
+		case 1:
+			mc.Add(2 * time.Second) // expiry
+		case 2:
+			e.Del("lock")
+		}
+	}
+	if n := e.Len(); n > 1 {
+		t.Fatalf("Len() = %d, want no key per fence", n)
+	}
+}

@@ -1,0 +1,71 @@
+package engine
+
+// watcher is one Watch call; done is guarded by the shard lock.
+type watcher struct {
+	ch   chan struct{}
+	done bool // fired or stopped
+}
+
+// notifyLocked closes and forgets every watcher of key.
+func (e *Engine) notifyLocked(s *shardT, key string) {
+	ws, ok := s.Aux.watchers[key]
+	if !ok {
+		return
+	}
+	for _, w := range ws {
+		w.done = true
+		close(w.ch)
+	}
+	delete(s.Aux.watchers, key)
+	if len(s.Aux.watchers) == 0 {
+		s.Aux.watchers = nil
+	}
+}
+
+// Watch returns a channel that is closed at the next change of key: any
+// write (including a TTL change), a delete, or an expiry, active or lazy.
+// Failed conditional writes and reads are not changes. key need not exist.
+// To wait for a change without missing one, call Watch before checking the
+// key's state. stop releases the watch (its channel then never closes); it
+// is idempotent and safe to call after the channel closed. After Close, an
+// expiry is seen only when the key is next accessed or Reap runs. Watch is
+// safe for concurrent use; an expired key found by Watch is deleted (a
+// change, so earlier watchers fire) before the new watch starts.
+func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {
+	w := &watcher{ch: make(chan struct{})}
+	s := e.m.Shard(key)
+	var c opClock
+	e.begin(&c)
+	s.Lock()
+	e.liveLocked(s, key, &c)
+	if s.Aux.watchers == nil {
+		s.Aux.watchers = make(map[string][]*watcher)
+	}
+	s.Aux.watchers[key] = append(s.Aux.watchers[key], w)
+	s.Unlock()
+	return w.ch, func() {
+		s.Lock()
+		defer s.Unlock()
+		if w.done {
+			return
+		}
+		w.done = true
+		ws := s.Aux.watchers[key]
+		for i, x := range ws {
+			if x == w {
+				ws[i] = ws[len(ws)-1]
+				ws[len(ws)-1] = nil
+				ws = ws[:len(ws)-1]
+				break
+			}
+		}
+		if len(ws) == 0 {
+			delete(s.Aux.watchers, key)
+			if len(s.Aux.watchers) == 0 {
+				s.Aux.watchers = nil
+			}
+		} else {
+			s.Aux.watchers[key] = ws
+		}
+	}
+}
