@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -154,6 +155,58 @@ type step struct {
 	args []string
 	tol  int64 // > 0: a time-dependent reply, integers may differ by tol
 	skip bool  // the replies cannot agree (ids, the time): not compared
+	// sorted: an array whose order is the server's own (KEYS): compared
+	// sorted.
+	sorted bool
+	// scan: a SCAN from cursor 0, run to completion on each server; the
+	// sets of keys returned are compared.
+	scan bool
+}
+
+// sortedElems returns an array reply's element lines sorted, after its
+// header line.
+func sortedElems(b []byte) string {
+	t := tokens(b)
+	if len(t) == 0 || !strings.HasPrefix(t[0], "*") {
+		return string(b)
+	}
+	var elems []string
+	for i := 1; i+1 < len(t); i += 2 {
+		elems = append(elems, t[i]+"\r\n"+t[i+1])
+	}
+	sort.Strings(elems)
+	return t[0] + "|" + strings.Join(elems, "|")
+}
+
+// scanAll runs SCAN from cursor 0 to the end and returns the sorted distinct
+// keys, or the first reply if it is not a SCAN page (an error).
+func scanAll(c *rawConn, args []string) (string, error) {
+	seen := map[string]bool{}
+	cursor := "0"
+	for range 10000 {
+		a := append([]string{"scan", cursor}, args[2:]...)
+		r, err := c.do(a)
+		if err != nil {
+			return "", err
+		}
+		t := tokens(r)
+		if !strings.HasPrefix(t[0], "*2") {
+			return string(r), nil
+		}
+		cursor = t[2]
+		for i := 4; i+1 < len(t); i += 2 {
+			seen[t[i+1]] = true
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ","), nil
 }
 
 // Scripts of the lock clients the differential test replays.
@@ -282,7 +335,7 @@ func (g *gen) step() step {
 	k, v := g.key(), g.val()
 	s := func(args ...string) step { return step{args: args} }
 	timed := func(tol int64, args ...string) step { return step{args: args, tol: tol} }
-	switch g.r.IntN(48) {
+	switch g.r.IntN(49) {
 	case 0:
 		return s("get", k)
 	case 1:
@@ -434,7 +487,22 @@ func (g *gen) step() step {
 	case 45:
 		return s(g.pick("client", "config", "script"), g.pick("foo", "setname"))
 	case 46:
-		return s(g.pick("flushdb", "flushall"), g.pick("async", "sync", "foo"), "x")
+		if g.r.IntN(3) == 0 {
+			return s(g.pick("flushdb", "flushall"), g.pick("async", "sync", "foo"))
+		}
+		return step{args: []string{"keys", g.pick("*", "k*", "k[0-2]", "k?", "*1", "k[^1]", "k\\1", "[", "k[", "*[2-", "")}, sorted: true}
+	case 47:
+		args := []string{"scan", "0"}
+		if g.r.IntN(2) == 0 {
+			args = append(args, "match", g.pick("*", "k[1-3]", "x*"))
+		}
+		if g.r.IntN(2) == 0 {
+			args = append(args, "count", g.pick("1", "3", "100", "0", "x"))
+		}
+		if g.r.IntN(4) == 0 {
+			args = append(args, "type", g.pick("string", "hash", "STRING"))
+		}
+		return step{args: args, scan: true}
 	default:
 		return s("hello", g.pick("2", "3", "4", "x"), g.pick("foo", "setname"))
 	}
@@ -447,7 +515,11 @@ func (g *gen) stream(n int) []step {
 		if g.r.IntN(12) == 0 {
 			out = append(out, step{args: []string{"multi"}})
 			for range 1 + g.r.IntN(4) {
-				out = append(out, g.step())
+				st := g.step()
+				for st.scan || st.sorted { // their order cannot be compared inside EXEC
+					st = g.step()
+				}
+				out = append(out, st)
 			}
 			if g.r.IntN(5) == 0 {
 				out = append(out, step{args: []string{"discard"}})
@@ -478,6 +550,20 @@ func diff(t testing.TB, redisAddr, nxkvAddr string, steps []step, resp3 bool) st
 		steps = append([]step{{args: []string{"hello", "3"}, skip: true}}, steps...)
 	}
 	for _, st := range steps {
+		if st.scan {
+			ka, err := scanAll(a, st.args)
+			if err != nil {
+				return fmt.Sprintf("redis: %q: %v", st.args, err)
+			}
+			kb, err := scanAll(b, st.args)
+			if err != nil {
+				return fmt.Sprintf("nxkv: %q: %v", st.args, err)
+			}
+			if ka != kb {
+				return fmt.Sprintf("full %q\nredis-server: %s\nnxkv-server:  %s", st.args, ka, kb)
+			}
+			continue
+		}
 		ra, err := a.do(st.args)
 		if err != nil {
 			return fmt.Sprintf("redis: %q: %v", st.args, err)
@@ -490,7 +576,8 @@ func diff(t testing.TB, redisAddr, nxkvAddr string, steps []step, resp3 bool) st
 		if len(log) > 8 {
 			log = log[1:]
 		}
-		if st.skip || bytes.Equal(ra, rb) || (st.tol > 0 && closeEnough(ra, rb, st.tol)) {
+		if st.skip || bytes.Equal(ra, rb) || (st.tol > 0 && closeEnough(ra, rb, st.tol)) ||
+			(st.sorted && sortedElems(ra) == sortedElems(rb)) {
 			continue
 		}
 		return fmt.Sprintf("command %q\nredis-server: %q\nnxkv-server:  %q\nrecent commands (redis replies):\n  %s",
@@ -520,19 +607,12 @@ func startPair(t *testing.T, opts resp.Options) (redisAddr, nxkvAddr string, sha
 	return rs.Addr, ns.Addr(), shas
 }
 
-// flushBoth deletes the keys the generator uses from both servers' two
-// databases between streams.
+// flushBoth empties both servers between streams.
 func flushBoth(t *testing.T, addrs ...string) {
 	t.Helper()
 	for _, addr := range addrs {
-		c := dialRaw(t, addr)
-		for _, db := range []string{"1", "0"} {
-			if _, err := c.do([]string{"select", db}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.do([]string{"del", "k0", "k1", "k2", "k3", "k4", "nokey"}); err != nil {
-				t.Fatal(err)
-			}
+		if r, err := dialRaw(t, addr).do([]string{"flushall"}); err != nil || string(r) != "+OK\r\n" {
+			t.Fatalf("flushall on %s: %q %v", addr, r, err)
 		}
 	}
 }
