@@ -132,11 +132,11 @@ func sanitize(s string) string {
 func (c *conn) dispatch(args [][]byte) {
 	cmd, msg := lookup(args)
 	if cmd == nil {
-		c.reject(msg)
+		c.reject(find(commandTable, args[0]), msg)
 		return
 	}
 	if !c.authed && cmd.flags&noAuth == 0 {
-		c.reject("NOAUTH Authentication required.")
+		c.reject(cmd, "NOAUTH Authentication required.")
 		return
 	}
 	if f, ok := c.s.faults.take(cmd.name); ok {
@@ -159,9 +159,16 @@ func (c *conn) dispatch(args [][]byte) {
 	c.run(cmd, args)
 }
 
-// reject replies with an error for a command refused before it ran; inside
-// MULTI it also dooms the transaction (EXEC replies EXECABORT).
-func (c *conn) reject(msg string) {
+// reject replies with an error for a command (nil if unknown) refused
+// before it ran. Inside MULTI it dooms the transaction (EXEC replies
+// EXECABORT); a refused EXEC itself discards the transaction, as Redis does.
+func (c *conn) reject(cmd *command, msg string) {
+	if cmd != nil && cmd.name == "exec" {
+		c.multi = nil
+		c.unwatchAll()
+		c.w.errorReply("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		return
+	}
 	if c.multi != nil {
 		c.multi.dirty = true
 	}

@@ -4,6 +4,7 @@ package resp
 // commands, with Redis's limits and Redis's protocol error texts.
 
 import (
+	"bytes"
 	"errors"
 	"io"
 )
@@ -231,6 +232,9 @@ func (r *reader) parseInline() ([][]byte, error) {
 		line = line[:len(line)-1]
 	}
 	r.r = nl + 1
+	if i := bytes.IndexByte(line, 0); i >= 0 {
+		line = line[:i] // Redis splits the line as a C string
+	}
 	args, arena, ok := splitArgs(line, r.args[:0], r.inline[:0])
 	r.inline = arena
 	r.args = args
