@@ -157,6 +157,10 @@ func cmdEval(x *call) {
 		run(x.st, x.txs)
 		return
 	}
+	if x.s.unlockedScripts {
+		run(x.s.store(x.db), nil)
+		return
+	}
 	dbs := []int{x.db}
 	if sc.allDBs {
 		dbs = allDatabases

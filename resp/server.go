@@ -75,6 +75,11 @@ type Server struct {
 
 	scripts scriptCache
 	faults  faults
+
+	// unlockedScripts, set only by the package's tests (export_test.go),
+	// plants a bug: scripts run without their atomic section, each
+	// redis.call on its own. The linearizability test shows it is caught.
+	unlockedScripts bool
 }
 
 // New returns a server over opts.Engine (or a new engine). It does not
