@@ -57,8 +57,11 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
+	switch os.Getenv(childEnv) {
+	case "1":
 		os.Exit(peerChild())
+	case "crash":
+		crashChild()
 	}
 	os.Exit(m.Run())
 }
@@ -160,6 +163,13 @@ func runSuite(t *testing.T, module, version string, port6379 bool) string {
 	if port6379 {
 		cmd.Env = append(cmd.Env, childServer+"="+server)
 	}
+	raceDir := filepath.Join(tmp, "race")
+	if raceEnabled {
+		// Race reports of the servers (whose output the suites discard) go
+		// to files, checked below.
+		_ = os.MkdirAll(raceDir, 0o755)
+		cmd.Env = append(cmd.Env, "GORACE=log_path="+filepath.Join(raceDir, "report"))
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -193,6 +203,12 @@ func runSuite(t *testing.T, module, version string, port6379 bool) string {
 	}
 	err = cmd.Wait()
 	text := out.String()
+	if reports, _ := filepath.Glob(filepath.Join(raceDir, "report*")); len(reports) > 0 {
+		for _, r := range reports {
+			data, _ := os.ReadFile(r)
+			t.Errorf("race detector report from nxkv-server (%s):\n%s", r, data)
+		}
+	}
 	if left := serversRunning(server); len(left) > 0 {
 		for _, pid := range left {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -352,4 +368,62 @@ func loopbackUp() error {
 		return e
 	}
 	return nil
+}
+
+// TestCrashLeavesNoServer: a process that started nxkv-server with
+// NXKV_DIE_WITH_PARENT=1 (as the suites' servers are) and then dies without
+// stopping it leaves no server behind; without the variable the server
+// would outlive it, which shows the check can fail.
+func TestCrashLeavesNoServer(t *testing.T) {
+	tmp := t.TempDir()
+	server := filepath.Join(tmp, "nxkv-server")
+	if out, err := exec.Command(goTool(t), "build", "-o", server, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building nxkv-server: %v\n%s", err, out)
+	}
+	crash := func(die bool) (pid int, gone bool) {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"=crash", childServer+"="+server,
+			childSuiteDir+"="+filepath.Join(tmp, "s.sock"), "NXKV_DIE_WITH_PARENT=0")
+		if die {
+			cmd.Env = append(cmd.Env, "NXKV_DIE_WITH_PARENT=1")
+		}
+		out, _ := cmd.Output()
+		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatalf("crash child printed %q", out)
+		}
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+				return pid, true
+			}
+			time.Sleep(20 * time.Millisecond) // polling another process's exit
+		}
+		return pid, false
+	}
+	if pid, gone := crash(false); gone {
+		t.Fatalf("without NXKV_DIE_WITH_PARENT the server %d died with its parent: the check proves nothing", pid)
+	} else {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // the server this test started
+		_ = os.Remove(filepath.Join(tmp, "s.sock"))
+	}
+	if pid, gone := crash(true); !gone {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("nxkv-server %d still running 5 s after its parent died (killed now)", pid)
+	}
+}
+
+// crashChild starts nxkv-server on a unix socket, waits until it is ready,
+// prints its PID and dies abruptly without stopping it.
+func crashChild() {
+	srv := exec.Command(os.Getenv(childServer), "--port", "0", "--unixsocket", os.Getenv(childSuiteDir))
+	stdout, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		os.Exit(2)
+	}
+	if err := waitReady(stdout); err != nil {
+		os.Exit(2)
+	}
+	fmt.Println(srv.Process.Pid)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 }
