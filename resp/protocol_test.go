@@ -92,6 +92,9 @@ var protocolCases = []string{
 	"x" + strings.Repeat(" 'y'", 40) + "\r\n",
 	"unknowncmd\r\nPING\r\n",
 	"\x00\x01\x02\r\n",
+	"*1\r0\n\r0",
+	"*1\r\n\r\n",
+	"*1\r\n\xff\r\n",
 }
 
 // TestProtocolMatchesRedis sends each raw input to redis-server and to the

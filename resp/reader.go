@@ -58,7 +58,10 @@ var (
 )
 
 func errExpectedDollar(c byte) protoError {
-	return protoError("expected '$', got '" + string(rune(c)) + "'")
+	if c == '\r' || c == '\n' {
+		c = ' ' // error replies cannot hold line breaks
+	}
+	return protoError("expected '$', got '" + string([]byte{c}) + "'")
 }
 
 // reader parses requests from one connection. Arguments returned by next
@@ -77,6 +80,10 @@ type reader struct {
 	pos  int
 	want int
 	offs []int
+
+	// scanFrom and scanned (relative to r) remember how far a search for a
+	// line end starting at scanFrom got without finding it.
+	scanFrom, scanned int
 
 	args   [][]byte
 	inline []byte // arena holding inline arguments
@@ -134,12 +141,26 @@ func (r *reader) parse() ([][]byte, error) {
 // from, and whether the header and its terminator (two bytes, as Redis
 // assumes "\r\n") are complete.
 func (r *reader) line(from int) (int, bool) {
-	for i := from; i < r.w; i++ {
-		if r.buf[i] == '\r' {
-			return i, i+2 <= r.w
-		}
+	i := r.find(from, '\r')
+	if i < 0 {
+		return -1, false
 	}
-	return -1, false
+	return i, i+2 <= r.w
+}
+
+// find returns the index of the first c at or after from, or -1. A search
+// that resumes from the same start skips what earlier calls scanned, so a
+// long line arriving in small reads costs linear time, not quadratic.
+func (r *reader) find(from int, c byte) int {
+	start := from
+	if r.scanFrom == from-r.r && r.scanned > from-r.r {
+		start = r.r + r.scanned
+	}
+	if i := bytes.IndexByte(r.buf[start:r.w], c); i >= 0 {
+		return start + i
+	}
+	r.scanFrom, r.scanned = from-r.r, r.w-r.r
+	return -1
 }
 
 // parseMultibulk parses (or resumes) a "*<n>\r\n" request. It returns nil
@@ -163,7 +184,7 @@ func (r *reader) parseMultibulk() ([][]byte, error) {
 		}
 		r.pos = nl + 2
 		if n <= 0 {
-			r.r = r.pos
+			r.advance(r.pos)
 			return [][]byte{}, nil
 		}
 		r.want = int(n)
@@ -207,20 +228,21 @@ func (r *reader) parseMultibulk() ([][]byte, error) {
 		args = append(args, r.buf[r.r+r.offs[i]:r.r+r.offs[i+1]:r.r+r.offs[i+1]])
 	}
 	r.args = args
-	r.r = r.pos
+	r.advance(r.pos)
 	return args, nil
+}
+
+// advance moves the start of the next request to i, forgetting the state
+// of line searches.
+func (r *reader) advance(i int) {
+	r.r = i
+	r.scanFrom, r.scanned = 0, 0
 }
 
 // parseInline parses one inline request (a line of space-separated,
 // possibly quoted arguments).
 func (r *reader) parseInline() ([][]byte, error) {
-	nl := -1
-	for i := r.r; i < r.w; i++ {
-		if r.buf[i] == '\n' {
-			nl = i
-			break
-		}
-	}
+	nl := r.find(r.r, '\n')
 	if nl < 0 {
 		if r.w-r.r > maxInline {
 			return nil, errTooBigInline
@@ -231,7 +253,7 @@ func (r *reader) parseInline() ([][]byte, error) {
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
 	}
-	r.r = nl + 1
+	r.advance(nl + 1)
 	if i := bytes.IndexByte(line, 0); i >= 0 {
 		line = line[:i] // Redis splits the line as a C string
 	}
@@ -252,7 +274,8 @@ func (r *reader) parseInline() ([][]byte, error) {
 // arrives (doubling), so memory stays within twice what a client sent.
 func (r *reader) fill() error {
 	if r.r == r.w && r.want == 0 {
-		r.r, r.w, r.pos = 0, 0, 0
+		r.advance(0)
+		r.w, r.pos = 0, 0
 		if len(r.buf) > shrinkAbove { // give back what a large request took
 			r.buf = make([]byte, readChunk)
 		}
