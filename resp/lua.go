@@ -38,7 +38,9 @@ type vm struct {
 	fns    map[string]*lua.LFunction
 	gen    uint64 // the script cache generation fns belongs to
 	cancel context.CancelFunc
-	run    *scriptRun // the script running now
+	timer  *time.Timer // stops a script running past scriptTimeout
+	run    *scriptRun  // the script running now
+	runBuf scriptRun   // reused for every run
 	args   []lua.LValue
 	handle *lua.LFunction // the error handler
 }
@@ -85,6 +87,7 @@ func (p *vmPool) close() {
 }
 
 func (v *vm) close() {
+	v.timer.Stop()
 	v.cancel()
 	v.L.Close()
 }
@@ -115,6 +118,8 @@ func newVM() *vm {
 	ctx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
 	L.SetContext(ctx)
+	v.timer = time.AfterFunc(time.Hour, cancel)
+	v.timer.Stop()
 
 	g := L.G.Global
 	for _, name := range []string{"dofile", "loadfile", "print", "_printregs", "module", "require",
@@ -246,6 +251,10 @@ func compile(src string) (*lua.FunctionProto, string) {
 	if err != nil {
 		return nil, "ERR Error compiling script (new function): " + sanitize(strings.TrimSpace(err.Error()))
 	}
+	// A chunk is a vararg function; one that does not use "..." would get
+	// Lua 5.0's "arg" table, built on every call. Scripts get no arguments
+	// that way (KEYS and ARGV are globals), so skip it.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, ""
 }
 
@@ -276,22 +285,41 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	L := v.L
 	v.run = run
 	defer func() { v.run = nil }()
+	// One string holds every key and argument; the Lua strings share it.
+	n := 0
+	for _, a := range keys {
+		n += len(a)
+	}
+	for _, a := range argv {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	for _, a := range keys {
+		buf = append(buf, a...)
+	}
+	for _, a := range argv {
+		buf = append(buf, a...)
+	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is never written again
 	kt := L.CreateTable(len(keys), 0)
+	off := 0
 	for i, k := range keys {
-		kt.RawSetInt(i+1, lua.LString(k))
+		kt.RawSetInt(i+1, lua.LString(all[off:off+len(k)]))
+		off += len(k)
 	}
 	at := L.CreateTable(len(argv), 0)
 	for i, a := range argv {
-		at.RawSetInt(i+1, lua.LString(a))
+		at.RawSetInt(i+1, lua.LString(all[off:off+len(a)]))
+		off += len(a)
 	}
 	v.env.RawSetString("KEYS", kt)
 	v.env.RawSetString("ARGV", at)
 	fn.Env = v.env
 
-	timer := time.AfterFunc(scriptTimeout, v.cancel)
+	v.timer.Reset(scriptTimeout)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
-	if !timer.Stop() {
+	if !v.timer.Stop() {
 		err = &lua.ApiError{Object: errTable(L, "ERR Script killed after running for "+scriptTimeout.String())}
 	}
 	if err != nil {

@@ -62,6 +62,13 @@ func (sc *scriptCache) lookup(sha string) (*script, uint64) {
 	return sc.m[sha], sc.gen
 }
 
+// lookupBytes is lookup without allocating a string for sha.
+func (sc *scriptCache) lookupBytes(sha []byte) (*script, uint64) {
+	sc.mu.RLock()
+	defer sc.mu.RUnlock()
+	return sc.m[string(sha)], sc.gen
+}
+
 // load compiles src (once) and caches it, or returns the compile error.
 func (sc *scriptCache) load(src string) (*script, uint64, string) {
 	sha := sha1hex(src)
@@ -135,9 +142,15 @@ func cmdEval(x *call) {
 			return
 		}
 	} else {
-		sha := x.args[1]
-		if len(sha) == 40 {
-			sc, gen = x.s.scripts.lookup(strings.ToLower(string(sha)))
+		if sha := x.args[1]; len(sha) == 40 {
+			var lower [40]byte
+			for i, c := range sha {
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				lower[i] = c
+			}
+			sc, gen = x.s.scripts.lookupBytes(lower[:])
 		}
 		if sc == nil {
 			x.w.errorReply("NOSCRIPT No matching script. Please use EVAL.")
@@ -191,8 +204,9 @@ func (s *Server) runScript(x *call, sc *script, gen uint64, st store, txs *txSet
 		fn = v.L.NewFunctionFromProto(sc.proto)
 		v.fns[sc.sha] = fn
 	}
-	run := &scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, sha: sc.sha, resp: 2,
-		readOnly: strings.HasSuffix(x.cmd.name, "_ro")}
+	run := &v.runBuf
+	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, sha: sc.sha, resp: 2,
+		readOnly: strings.HasSuffix(x.cmd.name, "_ro"), argv: run.argv[:0], rep: luaReplier{stack: run.rep.stack[:0]}}
 	v.execute(fn, run, keys, argv, x.w)
 	if v.L.Context().Err() != nil || !v.clean() {
 		v.close() // killed, or the script changed shared tables
