@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,7 +138,7 @@ func runRedisBenchmark(cfg config, env *environment, res *Results) {
 	if cfg.Reps <= 3 {
 		n = 50000 // quick mode
 	}
-	reps := max(cfg.Reps, 3)
+	reps := min(max(cfg.Reps, 3), 5)
 	for _, pipe := range []int{1, 16} {
 		runs := map[string]map[string][]float64{}
 		for range reps {
@@ -237,3 +238,6 @@ func startNxkvTarget() (*target, error) {
 	}
 	return &target{Name: nxkvServerName, Addr: s.Addr, close: s.Kill}, nil
 }
+
+// signalNotify delivers SIGTERM and SIGINT to c.
+func signalNotify(c chan os.Signal) { signal.Notify(c, syscall.SIGTERM, os.Interrupt) }
