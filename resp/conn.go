@@ -38,6 +38,14 @@ type conn struct {
 	multi   *multiState // non-nil between MULTI and EXEC/DISCARD
 	watches []watched   // WATCHed keys
 
+	// Event-loop connections (Linux sockets) are driven by a loop instead
+	// of a goroutine: fd is the socket (-1 otherwise), blocked is set while
+	// replies wait for the client to read.
+	fd      int
+	lp      *loop
+	blocked bool
+	events  uint32 // the readiness the loop saw
+
 	x call // reused for every command
 }
 
@@ -50,6 +58,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		rd:      newReader(nc),
 		authed:  s.password() == "",
 	}
+	c.fd = -1
 	c.w.proto = 2
 	c.w.buf = make([]byte, 0, 4096)
 	c.rd.unauth = !c.authed
@@ -57,12 +66,27 @@ func newConn(s *Server, nc net.Conn) *conn {
 	return c
 }
 
-// serve runs the connection until the client leaves, sends malformed input
-// or the server closes.
+// serve runs the connection on its own goroutine until the client leaves,
+// sends malformed input or the server closes.
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.unwatchAll()
-	for {
+	for c.process() {
+		if !c.flush() {
+			return
+		}
+		if err := c.rd.fill(); err != nil {
+			return // errQueryBuffer included: Redis closes such a client without a reply
+		}
+	}
+}
+
+// process runs every complete request in the read buffer. It reports false
+// when the connection must close (a protocol error, QUIT, a failed write),
+// after writing the replies it has. In an event loop it stops early, with
+// requests left, when the client does not read its replies (blocked).
+func (c *conn) process() bool {
+	for !c.blocked {
 		args, err := c.rd.parse()
 		if err != nil {
 			if pe, ok := err.(protoError); ok {
@@ -70,45 +94,56 @@ func (c *conn) serve() {
 				// this connection; earlier pipelined replies go first.
 				c.w.errorReply("ERR " + pe.Error())
 			}
-			c.flush()
-			return
+			c.flushAll()
+			return false
 		}
 		if args == nil {
-			if len(c.w.buf) > 0 && !c.flush() {
-				return
-			}
-			if err := c.rd.fill(); err != nil {
-				if err == errQueryBuffer {
-					return // Redis closes such a client without a reply
-				}
-				return
-			}
-			continue
+			return true
 		}
 		c.dispatch(args)
 		if c.quit {
-			c.flush()
-			return
+			c.flushAll()
+			return false
 		}
 		if len(c.w.buf) >= flushAt && !c.flush() {
-			return
+			return false
 		}
 	}
+	return true
 }
 
 // flush writes the buffered replies; it reports false if the connection
-// failed.
+// failed. On an event loop a write that would block keeps the rest and
+// marks the connection blocked until the socket drains.
 func (c *conn) flush() bool {
 	if len(c.w.buf) == 0 {
 		return true
 	}
+	if c.fd >= 0 {
+		return c.flushFD()
+	}
 	_, err := c.nc.Write(c.w.buf)
+	c.resetOut()
+	return err == nil
+}
+
+// flushAll writes every buffered reply before the connection closes (on an
+// event loop, waiting for the socket briefly).
+func (c *conn) flushAll() {
+	if c.fd >= 0 {
+		c.flushFDBlocking()
+		return
+	}
+	c.flush()
+}
+
+// resetOut empties the reply buffer, dropping a large one.
+func (c *conn) resetOut() {
 	if cap(c.w.buf) > shrinkAbove {
 		c.w.buf = make([]byte, 0, 4096)
 	} else {
 		c.w.buf = c.w.buf[:0]
 	}
-	return err == nil
 }
 
 // setAuthed marks the client authenticated and lifts the pre-AUTH request

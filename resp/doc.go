@@ -13,10 +13,13 @@
 // engine's Go API (for example a lockapi client on the in-process backend)
 // or through RESP.
 //
-// Each connection is served by one goroutine: it parses requests (RESP2
-// and RESP3 multibulk, and inline commands), runs them, and buffers the
-// replies, flushing when no complete request is waiting, so pipelined
-// requests cost one write. Malformed input gets Redis's protocol error reply
+// On Linux, TCP and unix-socket connections are served by event loops (one
+// per two cores), as Redis serves them: a loop waits on epoll for readable
+// sockets, reads what arrived, runs every complete request and writes the
+// replies, so pipelined requests cost one read and one write. Elsewhere,
+// and for the in-memory connections of Dial, each connection has a
+// goroutine doing the same. Requests are parsed as RESP2/RESP3 multibulk
+// or inline commands. Malformed input gets Redis's protocol error reply
 // and closes only that connection. Requests are held to Redis's limits (512
 // MB bulk strings, 2^31-1 arguments, 64 KB inline requests and headers, and
 // 10 arguments of at most 16 KB before AUTH when a password is set); memory

@@ -269,10 +269,28 @@ func (r *reader) parseInline() ([][]byte, error) {
 	return args, nil
 }
 
-// fill reads more input, first moving the pending request to the front of
-// the buffer or growing it when it is full. The buffer grows only as data
-// arrives (doubling), so memory stays within twice what a client sent.
+// fill reads more input into the buffer (see room).
 func (r *reader) fill() error {
+	if err := r.room(); err != nil {
+		return err
+	}
+	n, err := r.rd.Read(r.buf[r.w:])
+	r.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// room makes free space at the end of the buffer for the next read, first
+// moving the pending request to the front or growing the buffer when it is
+// full. The buffer grows only as data arrives (doubling), so memory stays
+// within twice what a client sent. It returns errQueryBuffer when a
+// client's pending input passed the limit.
+func (r *reader) room() error {
 	if r.r == r.w && r.want == 0 {
 		r.advance(0)
 		r.w, r.pos = 0, 0
@@ -296,15 +314,7 @@ func (r *reader) fill() error {
 		r.w = pending
 		r.r = 0
 	}
-	n, err := r.rd.Read(r.buf[r.w:])
-	r.w += n
-	if n > 0 {
-		return nil
-	}
-	if err == nil {
-		err = io.ErrNoProgress
-	}
-	return err
+	return nil
 }
 
 // parseInt parses b as Redis's string2ll does: an optional '-', then "0"

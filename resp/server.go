@@ -55,15 +55,18 @@ type Server struct {
 	clk   clock.Clock // the clock of every database
 	start time.Time   // for INFO's uptime
 
-	mu        sync.Mutex
-	dbs       [Databases]*engine.Engine // guarded by mu; [0] set by New
-	owned     [Databases]bool           // guarded by mu: closed by Close
-	listeners map[net.Listener]struct{} // guarded by mu
-	conns     map[*conn]struct{}        // guarded by mu
-	closed    bool                      // guarded by mu
-	addr      string                    // guarded by mu: the first TCP address
-	setErr    func()                    // guarded by mu: removes SetError's fault
-	wg        sync.WaitGroup            // every goroutine the server started
+	mu           sync.Mutex
+	dbs          [Databases]*engine.Engine // guarded by mu; [0] set by New
+	owned        [Databases]bool           // guarded by mu: closed by Close
+	listeners    map[net.Listener]struct{} // guarded by mu
+	conns        map[*conn]struct{}        // guarded by mu
+	closed       bool                      // guarded by mu
+	addr         string                    // guarded by mu: the first TCP address
+	setErr       func()                    // guarded by mu: removes SetError's fault
+	loops        []*loop                   // guarded by mu: the event loops, started on first use
+	loopsStarted bool                      // guarded by mu
+	nextLoop     int                       // guarded by mu
+	wg           sync.WaitGroup            // every goroutine the server started
 
 	dbCache [Databases]atomic.Pointer[engine.Engine] // lock-free reads of dbs
 
@@ -302,7 +305,8 @@ func (s *Server) Addr() string {
 	return s.addr
 }
 
-// serve starts a goroutine serving nc; it reports false (closing nc) if the
+// serve starts serving nc: on an event loop for a socket on Linux, on a
+// goroutine of its own otherwise. It reports false (closing nc) if the
 // server is closed.
 func (s *Server) serve(nc net.Conn) bool {
 	c := newConn(s, nc)
@@ -313,17 +317,59 @@ func (s *Server) serve(nc net.Conn) bool {
 		return false
 	}
 	s.conns[c] = struct{}{}
-	s.wg.Add(1)
+	lp := s.loopForLocked(nc)
+	if lp == nil {
+		s.wg.Add(1)
+	}
 	s.mu.Unlock()
 	s.conns0.Add(1)
+	if lp != nil {
+		if lp.adopt(c, nc) {
+			return true
+		}
+		s.mu.Lock() // no duplicate of the socket: serve it on a goroutine
+		if s.closed {
+			delete(s.conns, c)
+			s.mu.Unlock()
+			nc.Close()
+			return false
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+	}
 	go func() {
 		defer s.wg.Done()
 		c.serve()
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
+		s.forget(c)
 	}()
 	return true
+}
+
+// loopForLocked returns the event loop that serves nc, starting the loops
+// on first use, or nil if nc is served by a goroutine (the in-memory
+// connections of Dial, or no event loops on this system).
+func (s *Server) loopForLocked(nc net.Conn) *loop {
+	switch nc.(type) {
+	case *net.TCPConn, *net.UnixConn:
+	default:
+		return nil
+	}
+	if !s.loopsStarted {
+		s.loopsStarted = true
+		s.loops = s.startLoops()
+	}
+	if len(s.loops) == 0 {
+		return nil
+	}
+	s.nextLoop++
+	return s.loops[s.nextLoop%len(s.loops)]
+}
+
+// forget removes a closed connection.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
 }
 
 func (s *Server) isClosed() bool {
@@ -348,7 +394,10 @@ func (s *Server) Close() error {
 		l.Close()
 	}
 	for c := range s.conns {
-		c.nc.Close()
+		c.nc.Close() // goroutine connections; the loops close their own
+	}
+	for _, lp := range s.loops {
+		lp.stop()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
