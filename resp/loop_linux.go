@@ -83,10 +83,10 @@ func (lp *loop) stop() {
 	_, _ = syscall.Write(lp.wakefd, one[:])
 }
 
-// adopt moves a socket connection from Go's poller to the loop: it takes a
-// duplicate of the socket (non-blocking, like the original) and closes the
-// net.Conn. It returns false, leaving nc untouched, if that fails.
-func (lp *loop) adopt(c *conn, nc net.Conn) bool {
+// detach moves a socket connection off Go's poller: c takes a duplicate of
+// the socket (non-blocking, like the original) and nc is closed. It returns
+// false, leaving nc untouched, if that fails.
+func (c *conn) detach(nc net.Conn) bool {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return false
@@ -108,27 +108,27 @@ func (lp *loop) adopt(c *conn, nc net.Conn) bool {
 		return false
 	}
 	c.nc = fdConn{fd: fd, laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
-	c.fd, c.lp = fd, lp
+	c.fd = fd
+	nc.Close() // the duplicate keeps the socket open
+	return true
+}
+
+// add starts serving a detached connection on the loop.
+func (lp *loop) add(c *conn) {
+	c.lp = lp
 	lp.mu.Lock()
 	if lp.closing {
 		lp.mu.Unlock()
-		syscall.Close(fd)
-		nc.Close()
-		return true // closed with the server
+		c.closeFD()
+		return
 	}
-	lp.conns[fd] = c
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(fd)}
-	err = syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_ADD, fd, &ev)
-	if err != nil {
-		delete(lp.conns, fd)
-	}
+	lp.conns[c.fd] = c
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+	err := syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev)
 	lp.mu.Unlock()
-	nc.Close() // the duplicate keeps the socket open
 	if err != nil {
-		syscall.Close(fd)
-		c.s.forget(c)
+		c.closeFD()
 	}
-	return true
 }
 
 // run is the loop's goroutine.

@@ -8,8 +8,9 @@ import "net"
 
 type loop struct{}
 
-func (s *Server) startLoops() []*loop            { return nil }
-func (lp *loop) stop()                           {}
-func (lp *loop) adopt(c *conn, nc net.Conn) bool { return false }
-func (c *conn) flushFD() bool                    { return true }
-func (c *conn) flushFDBlocking()                 {}
+func (s *Server) startLoops() []*loop   { return nil }
+func (lp *loop) stop()                  {}
+func (c *conn) detach(nc net.Conn) bool { return false }
+func (lp *loop) add(c *conn)            {}
+func (c *conn) flushFD() bool           { return true }
+func (c *conn) flushFDBlocking()        {}

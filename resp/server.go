@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nxkv/nxkv/clock"
@@ -310,32 +311,33 @@ func (s *Server) Addr() string {
 // server is closed.
 func (s *Server) serve(nc net.Conn) bool {
 	c := newConn(s, nc)
+	var lp *loop
+	if isSocket(nc) {
+		s.mu.Lock()
+		lp = s.loopLocked()
+		s.mu.Unlock()
+		if lp != nil && !c.detach(nc) {
+			lp = nil // no duplicate of the socket: serve it on a goroutine
+		}
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		if c.fd >= 0 {
+			syscall.Close(c.fd)
+		}
 		nc.Close()
 		return false
 	}
 	s.conns[c] = struct{}{}
-	lp := s.loopForLocked(nc)
 	if lp == nil {
 		s.wg.Add(1)
 	}
 	s.mu.Unlock()
 	s.conns0.Add(1)
 	if lp != nil {
-		if lp.adopt(c, nc) {
-			return true
-		}
-		s.mu.Lock() // no duplicate of the socket: serve it on a goroutine
-		if s.closed {
-			delete(s.conns, c)
-			s.mu.Unlock()
-			nc.Close()
-			return false
-		}
-		s.wg.Add(1)
-		s.mu.Unlock()
+		lp.add(c)
+		return true
 	}
 	go func() {
 		defer s.wg.Done()
@@ -345,18 +347,24 @@ func (s *Server) serve(nc net.Conn) bool {
 	return true
 }
 
-// loopForLocked returns the event loop that serves nc, starting the loops
-// on first use, or nil if nc is served by a goroutine (the in-memory
-// connections of Dial, or no event loops on this system).
-func (s *Server) loopForLocked(nc net.Conn) *loop {
+// isSocket reports whether nc is a TCP or unix socket, which event loops
+// can serve.
+func isSocket(nc net.Conn) bool {
 	switch nc.(type) {
 	case *net.TCPConn, *net.UnixConn:
-	default:
-		return nil
+		return true
 	}
+	return false
+}
+
+// loopLocked returns the event loop for the next socket connection,
+// starting the loops on first use, or nil without event loops.
+func (s *Server) loopLocked() *loop {
 	if !s.loopsStarted {
 		s.loopsStarted = true
-		s.loops = s.startLoops()
+		if !s.closed {
+			s.loops = s.startLoops()
+		}
 	}
 	if len(s.loops) == 0 {
 		return nil
