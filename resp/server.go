@@ -204,9 +204,10 @@ func (s *Server) existingDB(i int) *engine.Engine { return s.dbCache[i].Load() }
 // Engine returns database 0.
 func (s *Server) Engine() *engine.Engine { return s.dbs[0] }
 
-// Serve accepts connections on l and serves each in its own goroutine until
-// Close or an accept error; it closes l before returning. It returns
-// ErrServerClosed after Close.
+// Serve accepts connections on l and serves them (on the event loops for
+// TCP and unix sockets on Linux, on a goroutine each otherwise) until Close
+// or an accept error; it closes l before returning. It returns
+// ErrServerClosed after Close. It is safe for concurrent use.
 func (s *Server) Serve(l net.Listener) error {
 	if !s.track(l) {
 		return ErrServerClosed

@@ -39,7 +39,8 @@ func NewT(t TB, opts Options) *Server {
 }
 
 // Get returns the value of key in database 0, as GET (ok false if it is
-// missing or expired).
+// missing or expired). Like every helper below it is safe for concurrent use,
+// including with clients, and acts on the engine directly.
 func (s *Server) Get(key string) (string, bool) { return s.Engine().Get(key) }
 
 // Set stores value under key in database 0 without a TTL, as SET.
@@ -58,7 +59,8 @@ func (s *Server) TTL(key string) (ttl time.Duration, ok bool) { return s.Engine(
 // Del deletes keys from database 0 and returns how many existed.
 func (s *Server) Del(keys ...string) int { return s.Engine().Del(keys...) }
 
-// Keys returns the live keys of database 0, in no particular order.
+// Keys returns the live keys of database 0, in no particular order, read
+// atomically.
 func (s *Server) Keys() []string {
 	var keys []string
 	update(s.Engine(), nil, func(st store) {
