@@ -44,7 +44,7 @@ func run(args []string) (code int) {
 	quick := fs.Bool("quick", false, "smaller key sets and shorter repetitions: finishes in under a minute")
 	jsonOut := fs.String("json", "", "write machine-readable results to `FILE`")
 	svgOut := fs.String("svg", "", "write a bar chart of the headline ratios to `FILE`")
-	redisAddr := fs.String("redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and {nxblock*}:fence are written and deleted; use a scratch server)")
+	redisAddr := fs.String("redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:fence:* are written and deleted; use a scratch server)")
 	noRedis := fs.Bool("no-redis", false, "skip the Redis peers")
 	only := fs.String("only", "raw,locks,resp,expiry,memory", "comma-separated `workloads` to run")
 	reps := fs.Int("reps", 0, "repetitions per measurement (0: mode default)")
