@@ -136,10 +136,10 @@ func TestInjectedClock(t *testing.T) {
 		t.Fatalf("SET NX PX = %v, %v", ok, err)
 	}
 	// An in-process waiter on the same engine.
-	lc := lockapi.New(inproc.New(e, inproc.Options{}))
+	lc := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 	got := make(chan error, 1)
 	go func() {
-		l, err := lc.Obtain(ctx, "lock", time.Second, lockapi.WithRetry(lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1)))
+		l, err := lc.Obtain(ctx, "lock", time.Second, &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1)})
 		if err == nil {
 			err = l.Release(ctx)
 		}
