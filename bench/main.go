@@ -37,13 +37,16 @@ func main() {
 }
 
 func run(args []string) (code int) {
+	if addr := os.Getenv(serveEnv); addr != "" {
+		return serveRESP(addr) // the suite's own nxkv-server process
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "smaller key sets and shorter repetitions: finishes in under a minute")
 	jsonOut := fs.String("json", "", "write machine-readable results to `FILE`")
 	svgOut := fs.String("svg", "", "write a bar chart of the headline ratios to `FILE`")
 	redisAddr := fs.String("redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:fence:* are written and deleted; use a scratch server)")
 	noRedis := fs.Bool("no-redis", false, "skip the Redis peers")
-	only := fs.String("only", "raw,locks,expiry,memory", "comma-separated `workloads` to run")
+	only := fs.String("only", "raw,locks,resp,expiry,memory", "comma-separated `workloads` to run")
 	reps := fs.Int("reps", 0, "repetitions per measurement (0: mode default)")
 	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
@@ -69,11 +72,11 @@ func run(args []string) (code int) {
 	for _, w := range strings.Split(*only, ",") {
 		w = strings.TrimSpace(w)
 		switch w {
-		case "raw", "locks", "expiry", "memory":
+		case "raw", "locks", "resp", "expiry", "memory":
 			want[w] = true
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "bench: unknown workload %q (want raw, locks, expiry, memory)\n", w)
+			fmt.Fprintf(os.Stderr, "bench: unknown workload %q (want raw, locks, resp, expiry, memory)\n", w)
 			return 2
 		}
 	}
@@ -114,7 +117,7 @@ func run(args []string) (code int) {
 
 	res := &Results{Started: time.Now().UTC(), Mode: mode, Machine: describeMachine(), Versions: peerVersions(), Config: cfg}
 	res.TimerFloor = float64(timerFloor())
-	env.setupRedis(res, *redisAddr, *noRedis, want["raw"] || want["locks"])
+	env.setupRedis(res, *redisAddr, *noRedis, want["raw"] || want["locks"] || want["resp"])
 
 	if want["raw"] {
 		res.HarnessNs = harnessFloor(cfg)
@@ -124,6 +127,10 @@ func run(args []string) (code int) {
 	if want["locks"] {
 		progress("lock cycle")
 		runLockWorkload(cfg, env, res)
+	}
+	if want["resp"] {
+		progress("redis-benchmark against redis-server and nxkv-server")
+		runRedisBenchmark(cfg, env, res)
 	}
 	if want["expiry"] {
 		progress("expiry")
@@ -154,7 +161,7 @@ func run(args []string) (code int) {
 // environment holds the servers the Redis peers use.
 type environment struct {
 	server  *redisServer // the redis-server we started, if any
-	targets []*target    // Redis first, then miniredis
+	targets []*target    // Redis first, then miniredis, then nxkv-server
 }
 
 // setupRedis decides which Redis targets run: a server at addr, one started
@@ -190,9 +197,16 @@ func (e *environment) setupRedis(res *Results, addr string, disabled, needed boo
 	m, err := startMiniredis()
 	if err != nil {
 		res.skip("raw+locks", "miniredis peers", err.Error())
+	} else {
+		e.targets = append(e.targets, m)
+	}
+	n, err := startNxkvTarget()
+	if err != nil {
+		res.skip("raw+locks", "nxkv-server peers", err.Error())
 		return
 	}
-	e.targets = append(e.targets, m)
+	progress("started nxkv-server (nxkv over the Redis protocol, its own process) on %s", n.Addr)
+	e.targets = append(e.targets, n)
 }
 
 func (e *environment) kvPeers() []kvPeer {
@@ -217,6 +231,7 @@ func printReport(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "peers: %s\n", formatVersions(r.Versions))
 	printRaw(w, r)
 	printLocks(w, r)
+	printRESP(w, r)
 	printExpiry(w, r)
 	printMemory(w, r)
 	printTargets(w, r)

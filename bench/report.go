@@ -25,6 +25,7 @@ type Results struct {
 	Config      config            `json:"config"`
 	Raw         []RawRow          `json:"raw,omitempty"`
 	Locks       []LockRow         `json:"locks,omitempty"`
+	RESP        []BenchRow        `json:"resp,omitempty"` // redis-benchmark: nxkv-server vs redis-server
 	Expiry      []ExpiryRow       `json:"expiry,omitempty"`
 	Memory      []MemRow          `json:"memory,omitempty"`
 	Skipped     []Skip            `json:"skipped,omitempty"`

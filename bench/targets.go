@@ -171,6 +171,34 @@ func evaluateTargets(r *Results) []Target {
 			fmt.Sprintf("%s, %.2f allocs per cycle (includes the suite's locker wrapper; default options, fencing on)", fmtNs(n.NsPerCycle), n.Allocs))
 	}
 
+	// Issue 9: nxkv-server, nxkv over the Redis protocol.
+	if ns, ok := lockRow(r, nxkvServerName+" redislock", "uncontended", 1); ok {
+		if mr, ok := lockRow(r, "miniredis redislock", "uncontended", 1); ok {
+			ratio := safeDiv(mr.NsPerCycle, ns.NsPerCycle)
+			add("9", "redislock cycle: nxkv-server ≥ 10x faster than miniredis", ratio >= 10, true,
+				fmt.Sprintf("%s vs %s per Obtain+Release (%.1fx)", fmtNs(ns.NsPerCycle), fmtNs(mr.NsPerCycle), ratio))
+		}
+		if rr, ok := lockRow(r, "Redis redislock", "uncontended", 1); ok {
+			ratio := safeDiv(ns.NsPerCycle, rr.NsPerCycle)
+			add("9", "redislock cycle: nxkv-server within 1.2x of redis-server", ratio <= 1.2, true,
+				fmt.Sprintf("%s vs %s per Obtain+Release (%.2fx the time)", fmtNs(ns.NsPerCycle), fmtNs(rr.NsPerCycle), ratio))
+		}
+	}
+	if len(r.RESP) > 0 {
+		var misses, all []string
+		for _, row := range r.RESP {
+			if row.Server != nxkvServerName {
+				continue
+			}
+			d := fmt.Sprintf("%s P%d %.2fx", row.Test, row.Pipeline, row.VsRedis)
+			all = append(all, d)
+			if row.VsRedis < 1 {
+				misses = append(misses, d)
+			}
+		}
+		add("9", "redis-benchmark: nxkv-server throughput ≥ redis-server", len(misses) == 0, len(all) > 0, strings.Join(all, ", "))
+	}
+
 	// Issue 2: memory and reclamation.
 	for _, m := range r.Memory {
 		if m.Peer == peerEngine && m.WithTTL {

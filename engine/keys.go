@@ -36,7 +36,8 @@ func (e *Engine) Del(keys ...string) int {
 }
 
 func (e *Engine) delLocked(s *shardT, h uint64, key string, c *opClock) bool {
-	p, held := e.liveLocked(s, h, key, nil, c)
+	var p shard.Probe
+	held := e.liveLocked(s, h, key, &p, false, c)
 	if held {
 		e.removeLocked(s, p.Hd, p.Pos)
 	}
@@ -50,13 +51,14 @@ func (e *Engine) Exists(key string) bool {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	p, st, v := e.peek(s, h, key, &c, false)
+	var p shard.Probe
+	st, v := e.peek(s, h, key, &c, false, &p)
 	switch st {
 	case peekAbsent, peekLive:
 		return st == peekLive
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	_, ok := e.liveLocked(s, h, key, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	ok := e.liveLocked(s, h, key, &p, known, &c)
 	s.Unlock()
 	return ok
 }
@@ -126,19 +128,17 @@ func (e *Engine) appendLiveLocked(s *shardT, buf []string, c *opClock) []string 
 // Flush deletes every key, as Redis FLUSHDB, atomically: it locks every
 // shard. Watchers of deleted keys fire. Fencing counters are kept, so fences
 // still grow across a Flush. It is safe for concurrent use.
-func (e *Engine) Flush() {
-	e.Update(nil, func(tx *Tx) {
-		for _, i := range tx.shards {
-			s := e.m.ShardAt(i)
-			for key := range s.Aux.watchers {
-				if _, _, ok := s.FindLocked(e.m.Hash(key), key); ok {
-					e.notifyLocked(s, key)
-				}
-			}
-			s.ClearLocked()
-			s.Aux.wheel = nil
+func (e *Engine) Flush() { e.Update(nil, (*Tx).Flush) }
+
+// flushLocked deletes every key of s, waking the watchers of those held.
+func (e *Engine) flushLocked(s *shardT) {
+	for key := range s.Aux.watchers {
+		if _, _, ok := s.FindLocked(e.m.Hash(key), key); ok {
+			e.notifyLocked(s, key)
 		}
-	})
+	}
+	s.ClearLocked()
+	s.Aux.wheel = nil
 }
 
 // lockShards locks the shards of keys (every shard when keys is empty) in

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/nxkv/nxkv/shard"
 )
 
 // Update runs fn with the shards of keys locked and one frozen time for the
@@ -49,9 +51,7 @@ type Tx struct {
 
 // shard returns key's hash and shard, which must be locked by this section.
 func (tx *Tx) shard(key string) (*shardT, uint64) {
-	if tx.done {
-		panic("engine: Tx used after its Update returned")
-	}
+	tx.check()
 	h := tx.e.m.Hash(key)
 	s, i := tx.e.m.Shard(h)
 	if !tx.all {
@@ -68,7 +68,7 @@ func (tx *Tx) Now() time.Time { return time.Unix(0, tx.e.at(&tx.c)) }
 // Get is Engine.Get inside the section.
 func (tx *Tx) Get(key string) (string, bool) {
 	s, h := tx.shard(key)
-	return tx.e.getLocked(s, h, key, nil, &tx.c)
+	return tx.e.getLocked(s, h, key, new(shard.Probe), false, &tx.c)
 }
 
 // Set is Engine.Set inside the section.
@@ -93,7 +93,7 @@ func (tx *Tx) SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, 
 		return 0, false, ErrInvalidTTL
 	}
 	s, h := tx.shard(key)
-	return tx.e.setNXPXFencedLocked(s, h, key, value, ttl, nil, &tx.c)
+	return tx.e.setNXPXFencedLocked(s, h, key, value, ttl, new(shard.Probe), false, &tx.c)
 }
 
 // GetSet is Engine.GetSet inside the section.
@@ -122,8 +122,7 @@ func (tx *Tx) Del(keys ...string) int {
 // Exists is Engine.Exists inside the section.
 func (tx *Tx) Exists(key string) bool {
 	s, h := tx.shard(key)
-	_, ok := tx.e.liveLocked(s, h, key, nil, &tx.c)
-	return ok
+	return tx.e.liveLocked(s, h, key, new(shard.Probe), false, &tx.c)
 }
 
 // PExpireCond is Engine.PExpireCond inside the section.
@@ -151,20 +150,20 @@ func (tx *Tx) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool, er
 // PTTL is Engine.PTTL inside the section.
 func (tx *Tx) PTTL(key string) (time.Duration, bool) {
 	s, h := tx.shard(key)
-	_, d, ok := tx.e.getPTTLLocked(s, h, key, nil, &tx.c)
+	_, d, ok := tx.e.getPTTLLocked(s, h, key, new(shard.Probe), false, &tx.c)
 	return d, ok
 }
 
 // GetPTTL is Engine.GetPTTL inside the section.
 func (tx *Tx) GetPTTL(key string) (string, time.Duration, bool) {
 	s, h := tx.shard(key)
-	return tx.e.getPTTLLocked(s, h, key, nil, &tx.c)
+	return tx.e.getPTTLLocked(s, h, key, new(shard.Probe), false, &tx.c)
 }
 
 // ExpireTime is Engine.ExpireTime inside the section.
 func (tx *Tx) ExpireTime(key string) (time.Time, bool) {
 	s, h := tx.shard(key)
-	return tx.e.expireTimeLocked(s, h, key, nil, &tx.c)
+	return tx.e.expireTimeLocked(s, h, key, new(shard.Probe), false, &tx.c)
 }
 
 // Persist is Engine.Persist inside the section.
@@ -182,7 +181,7 @@ func (tx *Tx) IncrBy(key string, n int64) (int64, error) {
 // CompareAndDelete is Engine.CompareAndDelete inside the section.
 func (tx *Tx) CompareAndDelete(key, value string) bool {
 	s, h := tx.shard(key)
-	return tx.e.compareAndDeleteLocked(s, h, key, value, nil, &tx.c)
+	return tx.e.compareAndDeleteLocked(s, h, key, value, new(shard.Probe), false, &tx.c)
 }
 
 // CompareAndSwap is Engine.CompareAndSwap inside the section.
@@ -200,13 +199,39 @@ func (tx *Tx) CompareAndPExpire(key, value string, ttl time.Duration) (bool, err
 	return tx.e.compareAndPExpireLocked(s, h, key, value, ttl, &tx.c)
 }
 
+// Len is Engine.Len over the section's shards: every key when Update locked
+// every shard, counting expired keys not yet reclaimed (as Redis DBSIZE).
+// Unlike Engine.Len it is an atomic snapshot.
+func (tx *Tx) Len() int {
+	tx.check()
+	n := 0
+	for _, i := range tx.shards {
+		n += tx.e.m.ShardAt(i).LenLocked()
+	}
+	return n
+}
+
+// Flush deletes every key of the section's shards (Engine.Flush when
+// Update locked every shard), waking the watchers of the keys it deletes.
+func (tx *Tx) Flush() {
+	tx.check()
+	for _, i := range tx.shards {
+		tx.e.flushLocked(tx.e.m.ShardAt(i))
+	}
+}
+
+// check panics if tx is used after its Update returned.
+func (tx *Tx) check() {
+	if tx.done {
+		panic("engine: Tx used after its Update returned")
+	}
+}
+
 // Range calls fn with every live key of the section's shards (all keys when
 // Update locked every shard) until fn returns false. fn may use tx; keys
 // it writes or deletes meanwhile may or may not be visited.
 func (tx *Tx) Range(fn func(key string) bool) {
-	if tx.done {
-		panic("engine: Tx used after its Update returned")
-	}
+	tx.check()
 	var buf []string
 	for _, i := range tx.shards {
 		buf = tx.e.appendLiveLocked(tx.e.m.ShardAt(i), buf[:0], &tx.c)
