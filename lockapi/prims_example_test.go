@@ -161,8 +161,8 @@ func ExampleClient_Stats() {
 		return map[string]any{
 			"acquired": s.Acquired, "released": s.Released, "expired": s.Expired, "lost": s.Lost,
 			"refresh_failures": s.RefreshFailures, "waited": s.Waited, "not_obtained": s.NotObtained,
-			"wait_p99_ms": s.WaitTime.Quantile(0.99).Milliseconds(),
-			"hold_p50_ms": s.HoldTime.Quantile(0.5).Milliseconds(),
+			"wait_p99_ms":  s.WaitTime.Quantile(0.99).Milliseconds(),
+			"hold_p50_ms":  s.HoldTime.Quantile(0.5).Milliseconds(),
 			"hold_mean_ms": s.HoldTime.Mean().Milliseconds(),
 		}
 	}))
