@@ -2,18 +2,22 @@ package goredis_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/nxkv/nxkv/internal/redistest"
+	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/goredis"
+	"github.com/nxkv/nxkv/lockapi/locktest"
 )
 
 // startProcess runs redis-server with args (plus a free loopback port and
@@ -147,5 +151,71 @@ func TestSentinel(t *testing.T) {
 	}
 	if ok, err := b.Release(ctx, "s", "v"); !ok || err != nil {
 		t.Fatalf("Release through Sentinel = %v, %v", ok, err)
+	}
+}
+
+// TestClusterPrimitives runs the conformance suite's cases over a Cluster
+// client: every script of every primitive touches keys of one slot, for
+// any name, and multi-key locks whose keys share a hash tag work.
+func TestClusterPrimitives(t *testing.T) {
+	cc := startClusterNode(t)
+	locktest.Run(t, func(t *testing.T) locktest.Env {
+		return locktest.Env{
+			Backend: goredis.New(cc, goredis.Options{}),
+			Advance: func(d time.Duration) { advance(t, cc, d) },
+			Fencing: true,
+		}
+	})
+}
+
+// TestClusterCrossSlot: on a Cluster, a multi-key lock over keys of
+// different slots is refused with ErrCrossSlot (an ErrInvalidKey) before
+// anything is sent; on a single node the same keys work.
+func TestClusterCrossSlot(t *testing.T) {
+	cc := startClusterNode(t)
+	ctx := context.Background()
+	var sent atomic.Int64
+	cc.AddHook(countHook{&sent})
+	c := lockapi.New(goredis.New(cc, goredis.Options{}), lockapi.Options{})
+	keys := []string{"account:A", "account:B"}
+	if goredis.Slot(keys[0]) == goredis.Slot(keys[1]) {
+		t.Fatal("test keys share a slot")
+	}
+	sent.Store(0)
+	_, err := c.ObtainAll(ctx, keys, time.Minute, nil)
+	if !errors.Is(err, goredis.ErrCrossSlot) || !errors.Is(err, lockapi.ErrInvalidKey) {
+		t.Fatalf("ObtainAll over two slots = %v, want ErrCrossSlot and ErrInvalidKey", err)
+	}
+	if n := sent.Load(); n != 0 {
+		t.Fatalf("the refused ObtainAll sent %d commands, want 0", n)
+	}
+	l, err := c.ObtainAll(ctx, []string{"{account}:A", "{account}:B"}, time.Minute, nil)
+	if err != nil {
+		t.Fatalf("ObtainAll over one hash tag = %v", err)
+	}
+	l.Release(ctx)
+
+	single, _ := newClient(t, redistest.Start(t).Addr)
+	l, err = lockapi.New(goredis.New(single, goredis.Options{}), lockapi.Options{}).ObtainAll(ctx, keys, time.Minute, nil)
+	if err != nil {
+		t.Fatalf("ObtainAll over two slots on a single node = %v", err)
+	}
+	l.Release(ctx)
+}
+
+// countHook counts the commands a client sends.
+type countHook struct{ n *atomic.Int64 }
+
+func (h countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
 	}
 }
