@@ -56,3 +56,72 @@ func TestSynctestZeroInjection(t *testing.T) {
 		}
 	})
 }
+
+// TestSynctestPrimitives: with nothing injected, every primitive's waiters
+// wake, and its Lost closes, at the expiry of the lease in their way, in
+// the bubble's virtual time.
+func TestSynctestPrimitives(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := engine.New(engine.Options{})
+		defer e.Close()
+		c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
+		ctx := context.Background()
+		wait := &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)}
+		within := func(what string, start time.Time, ttl time.Duration) {
+			t.Helper()
+			if got := time.Since(start); got <= ttl || got > ttl+3*time.Millisecond {
+				t.Errorf("%s after %v, want just after the %v lease in its way expired", what, got, ttl)
+			}
+		}
+
+		start := time.Now()
+		sem := c.Semaphore("pool", 1)
+		held, err := sem.Obtain(ctx, 30*time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lost := held.Lost()
+		next, err := sem.Obtain(ctx, time.Minute, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		within("semaphore waiter", start, 30*time.Second)
+		<-lost
+		within("semaphore lease lost", start, 30*time.Second)
+		next.Release(ctx)
+
+		start = time.Now()
+		doc := c.RWMutex("doc")
+		r, _ := doc.ObtainRead(ctx, 10*time.Second, nil)
+		rlost := r.Lost()
+		w, err := doc.ObtainWrite(ctx, 10*time.Second, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		within("writer", start, 10*time.Second)
+		<-rlost
+		start = time.Now()
+		r2, err := doc.ObtainRead(ctx, time.Second, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		within("reader", start, 10*time.Second)
+		if !errors.Is(w.Release(ctx), lockapi.ErrNotHeld) {
+			t.Error("the expired writer could release")
+		}
+		r2.Release(ctx)
+
+		start = time.Now()
+		if _, err := c.Obtain(ctx, "{t}:b", 5*time.Second, nil); err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.ObtainAll(ctx, []string{"{t}:a", "{t}:b"}, 2*time.Second, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		within("multi-key waiter", start, 5*time.Second)
+		mlost := m.Lost()
+		<-mlost
+		within("multi-key lock lost", start, 7*time.Second)
+	})
+}
