@@ -79,10 +79,16 @@ type prim interface {
 // calls are the Backend's, on that key.
 type keyLease struct {
 	key   string   // the backend key of the lease, once acquired
+	held  bool     // acquired: watch is built from key on demand
 	watch []string // see prim.watchKeys
 }
 
-func (k *keyLease) watchKeys() []string { return k.watch }
+func (k *keyLease) watchKeys() []string {
+	if k.held && k.watch == nil {
+		k.watch = []string{k.key}
+	}
+	return k.watch
+}
 
 func (k *keyLease) release(ctx context.Context, l *Lock) (bool, error) {
 	return l.c.b.Release(ctx, k.key, l.value)
@@ -98,12 +104,12 @@ func (k *keyLease) pttl(ctx context.Context, l *Lock) (time.Duration, bool, erro
 
 // acquired records that the lease lives at key.
 func (k *keyLease) acquired(key string) {
-	k.key = key
-	k.watch = []string{key}
+	k.key, k.held, k.watch = key, true, nil
 }
 
 // blockedBy records key as the one to watch after a failed try, reusing
-// the slice when it is the same key.
+// the slice when it is the same key (a new slice otherwise: the wait loop
+// compares the old one with the new).
 func (k *keyLease) blockedBy(key string) {
 	if len(k.watch) == 1 && k.watch[0] == key {
 		return

@@ -3,6 +3,7 @@ package lockapi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -36,15 +37,13 @@ func (c *Client) ObtainAll(ctx context.Context, keys []string, ttl time.Duration
 	if len(keys) == 0 || len(keys) > MaxKeys {
 		return nil, newError("obtain", name, ErrInvalidKey, fmt.Sprintf("%d keys, want 1 to %d", len(keys), MaxKeys), nil)
 	}
-	seen := make(map[string]struct{}, len(keys))
 	for _, k := range keys {
 		if err := checkKey(k); err != nil {
 			return nil, err
 		}
-		if _, dup := seen[k]; dup {
-			return nil, newError("obtain", name, ErrInvalidKey, fmt.Sprintf("key %q given twice", k), nil)
-		}
-		seen[k] = struct{}{}
+	}
+	if k, dup := duplicate(keys); dup {
+		return nil, newError("obtain", name, ErrInvalidKey, fmt.Sprintf("key %q given twice", k), nil)
 	}
 	if err := checkTTL("obtain", name, ttl); err != nil {
 		return nil, err
@@ -69,6 +68,27 @@ func (c *Client) ObtainAll(ctx context.Context, keys []string, ttl time.Duration
 	m.queue = "\x00" + string(rune('0'+KindMulti)) + name
 	l.p = m
 	return c.obtain(ctx, l, ttl, &cfg)
+}
+
+// duplicate returns a key that keys holds twice, if any: by comparing
+// pairs for a few keys, with a set beyond.
+func duplicate(keys []string) (string, bool) {
+	if len(keys) <= 8 {
+		for i, k := range keys {
+			if slices.Contains(keys[:i], k) {
+				return k, true
+			}
+		}
+		return "", false
+	}
+	seen := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		if _, dup := seen[k]; dup {
+			return k, true
+		}
+		seen[k] = struct{}{}
+	}
+	return "", false
 }
 
 // multiLease is the prim of a multi-key lock.

@@ -29,7 +29,10 @@
 // "n", or a decimal number) contains no '#'.
 package lockkeys
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // The prefixes of the layout; all start with lockapi.ReservedPrefix.
 const (
@@ -40,10 +43,10 @@ const (
 )
 
 // Fence returns the name of key's fencing counter.
-func Fence(key string) string { return Tagged(FencePrefix, key, 0) }
+func Fence(key string) string { return Tagged(FencePrefix, key, "") }
 
 // Hold returns the name of the hold count of a reentrant lock on key.
-func Hold(key string) string { return Tagged(HoldPrefix, key, 0) }
+func Hold(key string) string { return Tagged(HoldPrefix, key, "") }
 
 // Semaphore is the layout of one semaphore's keys.
 type Semaphore struct {
@@ -52,7 +55,7 @@ type Semaphore struct {
 
 // NewSemaphore returns the layout of semaphore name.
 func NewSemaphore(name string) Semaphore {
-	return Semaphore{base: Tagged(SemaphorePrefix, name, 8) + "#"}
+	return Semaphore{base: Tagged(SemaphorePrefix, name, "#")}
 }
 
 // Prefix is what every key of the semaphore starts with; slot i is Prefix
@@ -62,32 +65,69 @@ func (s Semaphore) Prefix() string { return s.base }
 // Slot returns the key of slot i.
 func (s Semaphore) Slot(i int) string { return s.base + strconv.Itoa(i) }
 
+// Slots returns the keys of slots 0..limit-1, then the fencing counter's
+// (with room for nothing more). The slot keys are substrings of one string:
+// clone one before handing it to a store that keeps it.
+func (s Semaphore) Slots(limit int) []string {
+	var b strings.Builder
+	b.Grow(limit * (len(s.base) + 4))
+	ends := make([]int, limit)
+	for i := range limit {
+		b.WriteString(s.base)
+		b.WriteString(strconv.Itoa(i))
+		ends[i] = b.Len()
+	}
+	all := b.String()
+	keys := make([]string, limit+1)
+	start := 0
+	for i, end := range ends {
+		keys[i], start = all[start:end], end
+	}
+	keys[limit] = s.Fence()
+	return keys
+}
+
 // Fence returns the key of the semaphore's fencing counter.
 func (s Semaphore) Fence() string { return s.base + "f" }
 
-// RW is the layout of one read-write lock's keys.
+// RW is the layout of one read-write lock's keys, with its fixed keys
+// built once.
 type RW struct {
-	base string // nxkv:rw:{T}name#
+	base                   string // nxkv:rw:{T}name#
+	writer, queue, readers string
+	counter                string
 }
 
-// NewRW returns the layout of read-write lock name.
-func NewRW(name string) RW { return RW{base: Tagged(RWPrefix, name, 8) + "#"} }
+// NewRW returns the layout of read-write lock name. Its four fixed keys
+// share one allocation (a key the engine keeps holds the bytes of all
+// four, a few dozen bytes more).
+func NewRW(name string) RW {
+	base := Tagged(RWPrefix, name, "#")
+	var b strings.Builder
+	b.Grow(4 * (len(base) + 1))
+	for _, c := range "wqrn" {
+		b.WriteString(base)
+		b.WriteRune(c)
+	}
+	all, n := b.String(), len(base)+1
+	return RW{base: all[:n-1], writer: all[:n], queue: all[n : 2*n], readers: all[2*n : 3*n], counter: all[3*n:]}
+}
 
 // Prefix is what every key of the lock starts with; reader id's key is
 // Prefix followed by id in decimal.
 func (r RW) Prefix() string { return r.base }
 
 // Writer returns the key holding the writer.
-func (r RW) Writer() string { return r.base + "w" }
+func (r RW) Writer() string { return r.writer }
 
 // Queue returns the key marking a writer waiting for the lock.
-func (r RW) Queue() string { return r.base + "q" }
+func (r RW) Queue() string { return r.queue }
 
 // Readers returns the key listing reader ids.
-func (r RW) Readers() string { return r.base + "r" }
+func (r RW) Readers() string { return r.readers }
 
 // Counter returns the key of the lock's id and fencing counter.
-func (r RW) Counter() string { return r.base + "n" }
+func (r RW) Counter() string { return r.counter }
 
 // Reader returns the key of reader id.
 func (r RW) Reader(id int64) string { return r.base + strconv.FormatInt(id, 10) }

@@ -105,19 +105,19 @@ func SlotTag(s int) string {
 	return string(st.b[:st.n])
 }
 
-// Tagged returns prefix, then "{tag}", then name, where tag is name's own
-// hash tag when it has one and otherwise a short tag chosen to hash to
-// name's slot: the result always lies in name's Cluster slot, and, since
-// the tag never contains '}', name is recovered after the first '}'
+// Tagged returns prefix, then "{tag}", then name, then suffix, where tag is
+// name's own hash tag when it has one and otherwise a short tag chosen to
+// hash to name's slot: the result always lies in name's Cluster slot, and,
+// since the tag never contains '}', name is recovered after the first '}'
 // following prefix (prefix must contain no '{').
-func Tagged(prefix, name string, extra int) string {
+func Tagged(prefix, name, suffix string) string {
 	tag, ok := HashTag(name)
 	var st *slotTag
 	if !ok {
 		st = &slotTags()[Slot(name)]
 	}
 	var b strings.Builder
-	b.Grow(len(prefix) + len(tag) + 3 + 2 + len(name) + extra)
+	b.Grow(len(prefix) + len(tag) + 3 + 2 + len(name) + len(suffix))
 	b.WriteString(prefix)
 	b.WriteByte('{')
 	if ok {
@@ -127,5 +127,6 @@ func Tagged(prefix, name string, extra int) string {
 	}
 	b.WriteByte('}')
 	b.WriteString(name)
+	b.WriteString(suffix)
 	return b.String()
 }

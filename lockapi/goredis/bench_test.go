@@ -8,6 +8,7 @@ import (
 
 	"github.com/nxkv/nxkv/internal/redistest"
 	"github.com/nxkv/nxkv/lockapi/goredis"
+	"github.com/nxkv/nxkv/lockapi/locktest"
 )
 
 // BenchmarkAcquireRelease measures one Acquire plus Release (two round
@@ -60,4 +61,15 @@ func BenchmarkRefresh(b *testing.B) {
 			b.Fatalf("Refresh = %v, %v", ok, err)
 		}
 	}
+}
+
+// BenchmarkPrimitives is one uncontended acquire and release of every kind
+// of lock over a local redis-server (two round trips each), beside the
+// mutex's, in one run (locktest.Bench); skipped without redis-server.
+func BenchmarkPrimitives(b *testing.B) {
+	srv := redistest.Start(b)
+	c, _ := newClient(b, srv.Addr)
+	be := goredis.New(c, goredis.Options{})
+	warm(be)
+	locktest.Bench(b, be) // the first cycle of each kind loads its scripts
 }

@@ -36,12 +36,10 @@ func (b *Backend) AcquireSlot(ctx context.Context, name string, limit int, value
 	if err != nil {
 		return "", 0, false, err
 	}
-	lk := lockkeys.NewSemaphore(name)
-	keys := make([]string, limit+1)
-	keys[0] = lk.Fence()
-	for i := range limit {
-		keys[i+1] = lk.Slot(i)
-	}
+	slots := lockkeys.NewSemaphore(name).Slots(limit)
+	keys := make([]string, limit+1) // the counter first: the script's layout
+	keys[0] = slots[limit]
+	copy(keys[1:], slots[:limit])
 	fencing := "1"
 	if b.noFence {
 		fencing = "0"

@@ -14,6 +14,7 @@ import (
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/inproc"
+	"github.com/nxkv/nxkv/lockapi/locktest"
 )
 
 func benchKeys(n int) []string {
@@ -228,4 +229,13 @@ func benchHandoff(b *testing.B, waiters int, fifo bool) {
 	slices.Sort(all)
 	b.ReportMetric(float64(all[len(all)/2]), "p50-ns")
 	b.ReportMetric(float64(all[len(all)*99/100]), "p99-ns")
+}
+
+// BenchmarkPrimitives is one uncontended acquire and release of every kind
+// of lock over the in-process backend (real clock), beside the mutex's, in
+// one run (locktest.Bench).
+func BenchmarkPrimitives(b *testing.B) {
+	e := engine.New(engine.Options{})
+	defer e.Close()
+	locktest.Bench(b, inproc.New(e, inproc.Options{}))
 }

@@ -2,6 +2,7 @@ package inproc
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/nxkv/nxkv/engine"
@@ -18,12 +19,7 @@ func (b *Backend) AcquireSlot(_ context.Context, name string, limit int, value s
 	if ttl <= 0 {
 		return "", 0, false, engine.ErrInvalidTTL
 	}
-	lk := lockkeys.NewSemaphore(name)
-	keys := make([]string, limit+1)
-	for i := range limit {
-		keys[i] = lk.Slot(i)
-	}
-	keys[limit] = lk.Fence()
+	keys := lockkeys.NewSemaphore(name).Slots(limit)
 	var (
 		key   string
 		fence int64
@@ -39,6 +35,8 @@ func (b *Backend) AcquireSlot(_ context.Context, name string, limit int, value s
 					return
 				}
 			}
+			// The engine keeps the key: a copy, not a piece of all of them.
+			k = strings.Clone(k)
 			if _, err = tx.SetWith(k, value, engine.SetArgs{Cond: engine.IfAbsent, TTL: ttl}); err == nil {
 				key = k
 			}
