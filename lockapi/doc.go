@@ -2,7 +2,9 @@
 // interface, so the same code locks in process (package lockapi/inproc),
 // over Redis (lockapi/goredis), over several Redis masters
 // (lockapi/redlock) and with the legacy timestamp protocol
-// (lockapi/legacy).
+// (lockapi/legacy). Beside the mutex it offers semaphores, read-write
+// locks, multi-key locks and reentrant locks, and it counts and reports
+// what happens to every lock (Stats, Options.OnEvent).
 //
 // # Model
 //
@@ -31,9 +33,15 @@
 //     whatever the key), except keys beginning with ReservedPrefix ("nxkv:"),
 //     which nxkv keeps for itself on every backend.
 //   - Obtain's options must be consistent (ObtainOptions, AutoRefresh).
+//   - A semaphore's or read-write lock's name follows the rules of keys; a
+//     semaphore's limit is in [1, MaxLimit]; ObtainAll takes 1 to MaxKeys
+//     distinct keys (on a Redis Cluster, of one hash slot); Reentrant
+//     applies to Client.Obtain only.
 //
 // Input outside the contract is refused with ErrInvalidTTL, ErrInvalidKey or
-// ErrInvalidOption before any backend call, so nothing is touched.
+// ErrInvalidOption before any backend call, so nothing is touched. So is a
+// primitive the backend cannot hold (Redlock's semaphores, say): the error
+// then matches errors.ErrUnsupported.
 //
 // # Error contract
 //
@@ -104,7 +112,9 @@
 // Options.FIFO makes a Client serve its own waiters for a key in arrival
 // order: Obtain calls join a per-key queue and only the head of the queue
 // attempts the key. Other Clients and processes do not see that queue and
-// can still acquire the key ahead of the queue (barging).
+// can still acquire the key ahead of the queue (barging). A semaphore's
+// waiters share one queue, so do a read-write lock's readers and writers,
+// and so do multi-key Obtain calls naming the same keys in the same order.
 //
 // # Loss
 //
@@ -118,6 +128,57 @@
 // Lost stays open. Lock.Err reports why the lock was lost. Lock.Context
 // gives a context canceled on loss or Release, for work that must stop when
 // the lock is gone.
+//
+// # Semaphores, read-write locks, multi-key and reentrant locks
+//
+// Each is a kind of lease (Lock.Kind) with the mutex's guarantees: every
+// lease has its own TTL and token, Release, Refresh and TTL compare that
+// token at the backend, the watchdog, Lost and Context work as for a mutex,
+// and waiting follows the retry strategy, without polling on a Watcher
+// backend. The backend implements one small interface per primitive
+// (SemaphoreBackend, RWBackend, MultiBackend, ReentrantBackend); the
+// in-process and Redis backends implement all four, with the same key
+// layout, so one engine served over the Redis protocol holds the same
+// leases whichever backend took them.
+//
+//   - Client.Semaphore(name, N): up to N holders. Each lease is the lowest
+//     free of N slot keys; waiters retry when any slot below their limit
+//     frees. The limit is each Obtain's own: holders that change N never
+//     lose a lease, and the number of holders never exceeds the largest
+//     limit among the current holders' (see Semaphore). Fences increase
+//     across all the semaphore's leases.
+//   - Client.RWMutex(name): many readers or one writer, writers preferred:
+//     a writer that waits keeps new readers out until it has had its turn,
+//     and there is no upgrade or downgrade (see RWMutex). Fences increase
+//     across all the lock's leases.
+//   - Client.ObtainAll(keys): several single-lock keys taken in one atomic
+//     step, all or none, so no partial hold survives a failure or a crash
+//     and overlapping sets taken in any order cannot deadlock; released,
+//     refreshed and lost together, with a fence per key (Lock.Fences).
+//   - ObtainOptions.Reentrant: the owner, identified by a token it keeps,
+//     obtains the key again while holding it; each hold is a Lock and is
+//     released on its own (Lock.Holds counts them), the key being freed
+//     with the last. A hold's Refresh never shortens the lock, since the
+//     other holds count on its TTL. A reentrant Obtain whose reply was lost
+//     is not undone (undoing could remove a real hold): the extra hold keeps
+//     the key until its TTL.
+//
+// Redlock supports none of them (a quorum of independent counts cannot
+// bound the holders of a semaphore; see lockapi/redlock). lockapi/locktest
+// checks each primitive on every backend that has it.
+//
+// # Observability
+//
+// Client.Stats returns the Client's counts: leases acquired, released,
+// expired while held, lost, refreshes failed, Obtain calls that waited or
+// gave up, and the distributions of wait and hold times, in power-of-two
+// buckets (Histogram), with no metrics library; the expvar example exports
+// them. Hold times cost two clock reads per lease, which
+// Options.NoHoldTime avoids. Options.OnEvent receives every acquisition,
+// release, loss and failed refresh as an Event with its key, token, fence
+// and timings; LogEvents adapts it to log/slog. The in-process backend
+// shows a lock's holders, their TTLs and the Obtain calls waiting for it
+// (inproc.Backend's Inspect methods).
 //
 // # Watchdog and lease
 //
@@ -164,7 +225,9 @@
 // goroutine, and only when needed: for the watchdog, or for loss detection
 // once Lost (or Context) is called on a Watcher backend; a watchdog call in
 // flight runs on a second, short-lived one so that Lost can close at the
-// lease's end while it is still running. They exit on Release or loss; on
+// lease's end while it is still running. Watching several keys at once (a
+// waiter for a semaphore's slots, the loss monitor of a multi-key lock)
+// adds one goroutine for as long as the watch lasts. They exit on Release or loss; on
 // the in-process backend an unreleased lock is lost when it expires, which
 // needs the engine running: release locks before closing their engine.
 package lockapi

@@ -19,6 +19,21 @@
 //     value then PTTL, each a script, or on Redis 8.4 and later the native
 //     DELEX key IFEQ value and SET key value IFEQ value PX ttl (see Native).
 //
+// # Semaphores, read-write locks, multi-key and reentrant locks
+//
+// Backend implements every lockapi primitive, each call one script (one
+// round trip) using only strings, TTLs and commands nxkv's own
+// Redis-protocol server implements, so the same code runs against Redis
+// and nxkv-server; the key layout is the in-process backend's. Every key of
+// one semaphore, read-write lock or reentrant lock carries the name's hash
+// tag (the name's own, or one chosen to hash to the name's slot), so each
+// script stays in one Cluster slot whatever the name. A multi-key lock's
+// keys are the caller's: on a Cluster they must share a slot (a common
+// hash tag), which Backend checks before sending (ErrCrossSlot). Reader
+// keys of a read-write lock are built inside its scripts from ids listed
+// in a key of the lock; they carry the lock's hash tag, so they lie in the
+// slot of the keys the script declares.
+//
 // Scripts are sent with EVALSHA and fall back to EVAL when the server
 // replies NOSCRIPT (a restarted server or SCRIPT FLUSH); only that first call
 // after a flush costs a second round trip.

@@ -21,6 +21,42 @@
 // memory per locked key, nothing stored can reset it, and any number of
 // Backends over one engine share it.
 //
+// # Semaphores, read-write locks, multi-key and reentrant locks
+//
+// Backend implements every lockapi primitive. Each acquisition, release or
+// refresh is one engine section (engine.Update) over the keys involved,
+// with one frozen time, so it is atomic against every other engine call;
+// the keys are those of the Redis backend's layout (slot keys, a writer, a
+// waiting writer's mark, one key per reader, hold counts), so the leases of
+// an engine served by nxkv-server are the same whether taken in process or
+// over the Redis protocol.
+//
+//   - A semaphore lease is the lowest free slot key below the limit; its
+//     fencing token comes from a counter key of the semaphore.
+//   - A read-write lock's readers are listed in a key without TTL, pruned of
+//     gone readers at every acquisition; since the keys a section locks
+//     must be named up front, a section first reads the list and then
+//     locks the keys it names, and runs again if the list changed in
+//     between (after a few such races it locks every shard).
+//   - A multi-key lock takes its keys with SetNXPXFenced inside one
+//     section: its fences are ordered with the same keys' single locks'.
+//   - A reentrant lock keeps its owner's hold count (and first fence) in a
+//     key beside the lock key, with the same deadline.
+//
+// Waiters watch the keys in their way (every slot below their limit, the
+// writer, the waiting mark or a live reader, a held key), so they wake on a
+// release or an expiry without polling, and each lease's Lost closes when
+// its own key expires. The counters and the reader list are the only keys
+// left behind once every lease is gone: a few dozen bytes per name.
+//
+// # Inspection
+//
+// Inspect, InspectSemaphore and InspectRW report a lock's holders (value
+// and remaining TTL), a reentrant lock's hold count, and the number of
+// Obtain calls waiting for it through this Backend (Clients count their
+// waiters here, through lockapi.WaitTracker): a debugging aid, reading keys
+// one at a time rather than as a snapshot.
+//
 // # Clock
 //
 // Backend is a lockapi.Clocker: a lockapi.Client over it with no clock of
@@ -44,8 +80,11 @@ type Options struct {
 	NoFencing bool
 }
 
-// Backend is a lockapi.Backend and lockapi.Watcher over an engine. It is
-// safe for concurrent use. Its calls never block on I/O and ignore ctx.
+// Backend is a lockapi.Backend and lockapi.Watcher over an engine, with
+// every primitive (lockapi.SemaphoreBackend, RWBackend, MultiBackend,
+// ReentrantBackend). It is safe for concurrent use. Its calls never block
+// on I/O and ignore ctx. Clients that share a Backend see each other's
+// waiters in Inspect.
 type Backend struct {
 	e       *engine.Engine
 	noFence bool

@@ -59,6 +59,29 @@
 // (lockapi/goredis, lockapi/inproc) and have the protected resource reject
 // stale tokens.
 //
+// # No semaphores, read-write, multi-key or reentrant locks
+//
+// A Redlock implements none of lockapi's primitive interfaces, so a Client
+// over it refuses Semaphore, RWMutex, ObtainAll and ObtainOptions.Reentrant
+// with an error matching errors.ErrUnsupported, before any node is called.
+//
+// For a semaphore this is a matter of safety, not of work left undone. A
+// lease would be a value held in one of N slots on a majority of the M
+// nodes, each node admitting at most N. A mutex is safe because any two
+// majorities share a node, which refuses the second holder; but N+1 leases
+// need not meet on any one node: they need (N+1)(M/2+1) slot placements,
+// and M nodes offer N*M of them. With M = 3 and N = 2, leases on {A, B},
+// {B, C} and {A, C} fill every node exactly, and three clients hold a
+// semaphore of two. In general up to N*M/(M/2+1) clients (integer M/2),
+// nearly 2N with many nodes, can each hold a majority.
+//
+// Read-write and multi-key locks only ever exclude pairs of holders, which
+// majority intersection would cover under the timing assumptions below;
+// but their waiting writer's mark and a reentrant lock's hold count would
+// live on each node separately, and nodes that disagree on them would
+// break writer preference and hold counting without a way to notice. Use a
+// single backend (lockapi/goredis, lockapi/inproc) for these primitives.
+//
 // # Nodes over Redis
 //
 // Give every node its own go-redis client and lockapi/goredis Backend. A
