@@ -9,6 +9,7 @@ import (
 	"github.com/nxkv/nxkv/internal/redistest"
 	"github.com/nxkv/nxkv/lockapi/goredis"
 	"github.com/nxkv/nxkv/lockapi/locktest"
+	"github.com/nxkv/nxkv/resp"
 )
 
 // BenchmarkAcquireRelease measures one Acquire plus Release (two round
@@ -64,12 +65,22 @@ func BenchmarkRefresh(b *testing.B) {
 }
 
 // BenchmarkPrimitives is one uncontended acquire and release of every kind
-// of lock over a local redis-server (two round trips each), beside the
-// mutex's, in one run (locktest.Bench); skipped without redis-server.
+// of lock (two round trips each), beside the mutex's, in one run
+// (locktest.Bench), over loopback TCP to a local redis-server (skipped
+// without one) and to nxkv's own Redis-protocol server.
 func BenchmarkPrimitives(b *testing.B) {
-	srv := redistest.Start(b)
-	c, _ := newClient(b, srv.Addr)
-	be := goredis.New(c, goredis.Options{})
-	warm(be)
-	locktest.Bench(b, be) // the first cycle of each kind loads its scripts
+	b.Run("redis-server", func(b *testing.B) {
+		srv := redistest.Start(b)
+		c, _ := newClient(b, srv.Addr)
+		be := goredis.New(c, goredis.Options{})
+		warm(be)
+		locktest.Bench(b, be) // the first cycle of each kind loads its scripts
+	})
+	b.Run("nxkv-server", func(b *testing.B) {
+		srv := resp.RunT(b)
+		c, _ := newClient(b, srv.Addr())
+		be := goredis.New(c, goredis.Options{})
+		warm(be)
+		locktest.Bench(b, be)
+	})
 }
