@@ -44,11 +44,12 @@ type Watcher interface {
 // read with the Backend's own calls on the slot's key.
 type SemaphoreBackend interface {
 	Backend
-	// AcquireSlot stores value with ttl in the lowest free slot of
-	// semaphore name below limit, in one atomic step, and returns that
-	// slot's key and, when the backend gives fences, the semaphore's next
-	// fencing token (strictly increasing across all the semaphore's leases).
-	// ok is false when all limit slots are held.
+	// AcquireSlot stores value with ttl in the lowest slot of semaphore
+	// name below limit that it finds free, taking the slot and the
+	// semaphore's next fencing token (strictly increasing across all its
+	// leases; 0 when the backend gives none) in one atomic step, and
+	// returns the slot's key. ok is false when every slot below limit was
+	// held when read.
 	AcquireSlot(ctx context.Context, name string, limit int, value string, ttl time.Duration) (key string, fence int64, ok bool, err error)
 	// SlotKey returns the key of slot i of semaphore name, without I/O.
 	SlotKey(name string, i int) string

@@ -31,8 +31,10 @@
 // an engine served by nxkv-server are the same whether taken in process or
 // over the Redis protocol.
 //
-//   - A semaphore lease is the lowest free slot key below the limit; its
-//     fencing token comes from a counter key of the semaphore.
+//   - A semaphore lease is the lowest slot key below the limit found free
+//     by lock-free reads, claimed in a section with the semaphore's
+//     counter key, which gives its fencing token (with NoFencing, a plain
+//     SET NX PX of the slot).
 //   - A read-write lock's readers are listed in a key without TTL, pruned of
 //     gone readers at every acquisition; since the keys a section locks
 //     must be named up front, a section first reads the list and then

@@ -12,41 +12,51 @@ import (
 // AcquireSlot stores value with ttl in the lowest free slot of semaphore
 // name below limit and returns the slot's key and, unless NoFencing, the
 // semaphore's next fencing token; ok is false when every slot below limit
-// is held. It is one engine section (Update) over the slots and the
-// counter. It returns engine.ErrInvalidTTL for a ttl <= 0 or a deadline out
-// of range, and engine.ErrNotInteger if the counter key was overwritten.
+// is held. It finds the slot with lock-free reads, then claims it in one
+// engine section (Update) with the counter, and looks again if another
+// claim got there first; so every slot reported held was held when read,
+// and a lease and its fence are taken atomically. It returns
+// engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range, and
+// engine.ErrNotInteger if the counter key was overwritten.
 func (b *Backend) AcquireSlot(_ context.Context, name string, limit int, value string, ttl time.Duration) (string, int64, bool, error) {
 	if ttl <= 0 {
 		return "", 0, false, engine.ErrInvalidTTL
 	}
 	keys := lockkeys.NewSemaphore(name).Slots(limit)
-	var (
-		key   string
-		fence int64
-		err   error
-	)
-	b.e.Update(keys, func(tx *engine.Tx) {
-		for _, k := range keys[:limit] {
-			if tx.Exists(k) {
-				continue
-			}
-			if !b.noFence {
-				if fence, err = tx.IncrBy(keys[limit], 1); err != nil {
-					return
-				}
-			}
-			// The engine keeps the key: a copy, not a piece of all of them.
-			k = strings.Clone(k)
-			if _, err = tx.SetWith(k, value, engine.SetArgs{Cond: engine.IfAbsent, TTL: ttl}); err == nil {
-				key = k
-			}
-			return
+	counter := keys[limit]
+	for i := 0; i < limit; i++ {
+		if b.e.Exists(keys[i]) {
+			continue
 		}
-	})
-	if err != nil || key == "" {
-		return "", 0, false, err
+		// The engine keeps the key: a copy, not a piece of all of them.
+		k := strings.Clone(keys[i])
+		if b.noFence {
+			ok, err := b.e.SetNXPX(k, value, ttl)
+			if ok || err != nil {
+				return k, 0, ok, err
+			}
+			continue // taken since the read: look further
+		}
+		var (
+			fence   int64
+			claimed bool
+			err     error
+		)
+		b.e.Update([]string{k, counter}, func(tx *engine.Tx) {
+			if tx.Exists(k) {
+				return
+			}
+			if fence, err = tx.IncrBy(counter, 1); err != nil {
+				return
+			}
+			_, err = tx.SetWith(k, value, engine.SetArgs{TTL: ttl})
+			claimed = err == nil
+		})
+		if claimed || err != nil {
+			return k, fence, claimed, err
+		}
 	}
-	return key, fence, true, nil
+	return "", 0, false, nil
 }
 
 // SlotKey returns the engine key of slot i of semaphore name.
