@@ -45,22 +45,13 @@ func (c *Client) ObtainAll(ctx context.Context, keys []string, ttl time.Duration
 	if k, dup := duplicate(keys); dup {
 		return nil, newError("obtain", name, ErrInvalidKey, fmt.Sprintf("key %q given twice", k), nil)
 	}
-	if err := checkTTL("obtain", name, ttl); err != nil {
-		return nil, err
-	}
-	cfg, err := config(name, ttl, opts)
+	cfg, err := primitiveConfig(ctx, name, ttl, opts)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.reentrant {
-		return nil, newError("obtain", name, ErrInvalidOption, "Reentrant applies to Client.Obtain only", nil)
 	}
 	mb, ok := c.b.(MultiBackend)
 	if !ok {
 		return nil, unsupported(name, c.b, "multi-key locks")
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, newError("obtain", name, nil, "", err)
 	}
 	l := c.newLock(name, &cfg)
 	l.kind = KindMulti

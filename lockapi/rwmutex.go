@@ -67,22 +67,13 @@ func (rw *RWMutex) obtain(ctx context.Context, ttl time.Duration, opts *ObtainOp
 	if err := checkKey(rw.name); err != nil {
 		return nil, err
 	}
-	if err := checkTTL("obtain", rw.name, ttl); err != nil {
-		return nil, err
-	}
-	cfg, err := config(rw.name, ttl, opts)
+	cfg, err := primitiveConfig(ctx, rw.name, ttl, opts)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.reentrant {
-		return nil, newError("obtain", rw.name, ErrInvalidOption, "Reentrant applies to Client.Obtain only", nil)
 	}
 	rb, ok := c.b.(RWBackend)
 	if !ok {
 		return nil, unsupported(rw.name, c.b, "read-write locks")
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, newError("obtain", rw.name, nil, "", err)
 	}
 	l := c.newLock(rw.name, &cfg)
 	l.kind = KindRead

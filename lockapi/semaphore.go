@@ -67,22 +67,13 @@ func (s *Semaphore) Obtain(ctx context.Context, ttl time.Duration, opts *ObtainO
 	if s.limit < 1 || s.limit > MaxLimit {
 		return nil, newError("obtain", s.name, ErrInvalidOption, fmt.Sprintf("semaphore limit %d outside [1, %d]", s.limit, MaxLimit), nil)
 	}
-	if err := checkTTL("obtain", s.name, ttl); err != nil {
-		return nil, err
-	}
-	cfg, err := config(s.name, ttl, opts)
+	cfg, err := primitiveConfig(ctx, s.name, ttl, opts)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.reentrant {
-		return nil, newError("obtain", s.name, ErrInvalidOption, "Reentrant applies to Client.Obtain only", nil)
 	}
 	sb, ok := c.b.(SemaphoreBackend)
 	if !ok {
 		return nil, unsupported(s.name, c.b, "semaphores")
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, newError("obtain", s.name, nil, "", err)
 	}
 	l := c.newLock(s.name, &cfg)
 	l.kind = KindSemaphore
@@ -136,3 +127,23 @@ func (s *semLease) cleanup(ctx context.Context, l *Lock, failed bool) {
 }
 
 func (s *semLease) queueKey() string { return "\x00" + string(rune('0'+KindSemaphore)) + s.name }
+
+// primitiveConfig checks, in the order of the input contract, what every
+// primitive's Obtain checks after its name or keys: the ttl, the options
+// (Reentrant is the mutex's), and then that ctx has not ended.
+func primitiveConfig(ctx context.Context, name string, ttl time.Duration, opts *ObtainOptions) (obtainConfig, error) {
+	if err := checkTTL("obtain", name, ttl); err != nil {
+		return obtainConfig{}, err
+	}
+	cfg, err := config(name, ttl, opts)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.reentrant {
+		return cfg, newError("obtain", name, ErrInvalidOption, "Reentrant applies to Client.Obtain only", nil)
+	}
+	if err := ctx.Err(); err != nil {
+		return cfg, newError("obtain", name, nil, "", err)
+	}
+	return cfg, nil
+}

@@ -161,6 +161,12 @@ func (c *Client) Stats() Stats {
 // noteRelease counts a successful Release of l.
 func (c *Client) noteRelease(l *Lock) {
 	c.stats.released.Add(1)
+	c.endHold(l, EventReleased, nil)
+}
+
+// endHold records, when the Client keeps times, how long l was held, and
+// reports its end to OnEvent as an event of type typ with err.
+func (c *Client) endHold(l *Lock, typ EventType, err error) {
 	if !c.timed {
 		return
 	}
@@ -168,7 +174,7 @@ func (c *Client) noteRelease(l *Lock) {
 	held := time.Duration(now - l.acquired)
 	c.stats.hold.record(held)
 	if c.onEvent != nil {
-		c.emit(l, Event{Type: EventReleased, Time: time.Unix(0, now), Held: held})
+		c.emit(l, Event{Type: typ, Time: time.Unix(0, now), Held: held, Err: err})
 	}
 }
 
@@ -179,15 +185,7 @@ func (c *Client) noteLoss(l *Lock, cause, err error) {
 	if cause == ErrNotHeld {
 		c.stats.expired.Add(1)
 	}
-	if !c.timed {
-		return
-	}
-	now := c.time.Nano()
-	held := time.Duration(now - l.acquired)
-	c.stats.hold.record(held)
-	if c.onEvent != nil {
-		c.emit(l, Event{Type: EventLost, Time: time.Unix(0, now), Held: held, Err: err})
-	}
+	c.endHold(l, EventLost, err)
 }
 
 // noteRefreshFailure counts a failed Refresh of l for ttl.

@@ -200,15 +200,7 @@ func testErrorContract(t *testing.T, s *suite) {
 	}})
 	c := lockapi.New(fi, lockapi.Options{Clock: s.env.Clock})
 	ctx := context.Background()
-	failure := func(what string, err error) {
-		t.Helper()
-		switch {
-		case !errors.Is(err, faultinject.ErrInjected):
-			t.Errorf("%s with an injected failure = %v, want it to wrap the failure", what, err)
-		case errors.Is(err, lockapi.ErrNotObtained), errors.Is(err, lockapi.ErrNotHeld), errors.Is(err, lockapi.ErrLost):
-			t.Errorf("%s with an injected failure = %v, want neither ErrNotObtained, ErrNotHeld nor ErrLost", what, err)
-		}
-	}
+	failure := func(what string, err error) { t.Helper(); injected(t, what, err) }
 	fi.Inject(faultinject.Acquire, faultinject.Fault{Next: 1})
 	_, err := c.Obtain(ctx, s.key(), ttl, nil)
 	failure("Obtain", err)
@@ -253,5 +245,17 @@ func testErrorContract(t *testing.T, s *suite) {
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatalf("Release() after the failures = %v, want nil", err)
+	}
+}
+
+// injected checks that err reports an injected backend failure as itself:
+// never as ErrNotObtained, ErrNotHeld or a loss.
+func injected(t *testing.T, what string, err error) {
+	t.Helper()
+	switch {
+	case !errors.Is(err, faultinject.ErrInjected):
+		t.Errorf("%s with an injected failure = %v, want it to wrap the failure", what, err)
+	case errors.Is(err, lockapi.ErrNotObtained), errors.Is(err, lockapi.ErrNotHeld), errors.Is(err, lockapi.ErrLost):
+		t.Errorf("%s with an injected failure = %v, want neither ErrNotObtained, ErrNotHeld nor ErrLost", what, err)
 	}
 }

@@ -84,7 +84,13 @@ func testMultiAllOrNothing(t *testing.T, s *suite) {
 	s.release(s.obtain(c, other, ttl, nil)) // left untouched
 	s.mustHold(m)
 	s.release(m)
-	for _, k := range ks {
+	s.allFree(ks)
+}
+
+// allFree checks that each of keys can be locked (and unlocks it).
+func (s *suite) allFree(keys []string) {
+	s.t.Helper()
+	for _, k := range keys {
 		s.release(s.obtain(s.client(), k, ttl, nil))
 	}
 }
@@ -115,9 +121,7 @@ func testMultiTogether(t *testing.T, s *suite) {
 		t.Fatalf("TTL() with one key at 5s = %v, want <= 5s", d)
 	}
 	s.release(m)
-	for _, k := range ks {
-		s.release(s.obtain(s.client(), k, ttl, nil))
-	}
+	s.allFree(ks)
 }
 
 // testMultiPartialLoss: when one key is lost, Refresh and TTL report

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nxkv/nxkv/lockapi"
-	"github.com/nxkv/nxkv/lockapi/faultinject"
 )
 
 // primitive is one way of obtaining a lease, for the cases that check every
@@ -124,15 +123,7 @@ func testPrimitiveErrors(t *testing.T, s *suite) {
 	b, sp := newSpy(s.env.Backend)
 	c := lockapi.New(b, lockapi.Options{Clock: s.env.Clock})
 	ctx := context.Background()
-	failure := func(what string, err error) {
-		t.Helper()
-		switch {
-		case !errors.Is(err, faultinject.ErrInjected):
-			t.Errorf("%s with an injected failure = %v, want it to wrap the failure", what, err)
-		case errors.Is(err, lockapi.ErrNotObtained), errors.Is(err, lockapi.ErrNotHeld), errors.Is(err, lockapi.ErrLost):
-			t.Errorf("%s with an injected failure = %v, want neither ErrNotObtained, ErrNotHeld nor ErrLost", what, err)
-		}
-	}
+	failure := func(what string, err error) { t.Helper(); injected(t, what, err) }
 	for _, p := range primitives {
 		if !p.supported(s.env.Backend) {
 			continue
