@@ -24,7 +24,7 @@ type Client struct {
 	time    *clock.Time // reads clock
 	fifo    bool
 	onEvent func(Event) // Options.OnEvent, or nil
-	timed   bool        // read the clock at acquisition and release
+	every   uint64      // time one acquisition in every; 0 for none
 	stats   clientStats
 
 	prefix [prefixLen]byte // random, read once in New
@@ -56,7 +56,14 @@ func New(b Backend, opts Options) *Client {
 		panic("lockapi: New with a nil Backend")
 	}
 	c := &Client{b: b, clock: opts.Clock, fifo: opts.FIFO, onEvent: opts.OnEvent}
-	c.timed = !opts.NoHoldTime || opts.OnEvent != nil
+	switch n := opts.HoldTimeEvery; {
+	case opts.OnEvent != nil:
+		c.every = 1
+	case n == 0:
+		c.every = defaultHoldTimeEvery
+	case n > 0:
+		c.every = uint64(n)
+	}
 	c.w, _ = b.(Watcher)
 	c.wt, _ = b.(WaitTracker)
 	if c.clock == nil {
@@ -249,8 +256,13 @@ func (c *Client) notObtained(ctx context.Context, l *Lock) error {
 // obtained finishes an Obtain: with err nil, a successful one. waitStart is
 // when the Obtain started to wait (Client.time.Nano), 0 if it did not.
 func (c *Client) obtained(l *Lock, ttl time.Duration, waitStart int64, err error) (*Lock, error) {
+	var timed bool
+	if err == nil {
+		n := c.stats.acquired.Add(1)
+		timed = c.every != 0 && n%c.every == 0
+	}
 	var now int64
-	if c.timed || waitStart != 0 {
+	if timed || waitStart != 0 {
 		now = c.time.Nano()
 	}
 	if waitStart != 0 {
@@ -259,8 +271,9 @@ func (c *Client) obtained(l *Lock, ttl time.Duration, waitStart int64, err error
 	if err != nil {
 		return nil, err
 	}
-	l.acquired = now
-	c.stats.acquired.Add(1)
+	if timed {
+		l.acquired = now // nonzero: the release or loss is timed too
+	}
 	if l.watchdog {
 		l.mu.Lock()
 		start := l.startMonitorLocked()

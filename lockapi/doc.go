@@ -173,8 +173,8 @@
 // expired while held, lost, refreshes failed, Obtain calls that waited or
 // gave up, and the distributions of wait and hold times, in power-of-two
 // buckets (Histogram), with no metrics library; the expvar example exports
-// them. Hold times cost two clock reads per lease, which
-// Options.NoHoldTime avoids. Options.OnEvent receives every acquisition,
+// them. Timing a lease costs two clock reads, so hold times are sampled,
+// one lease in Options.HoldTimeEvery (16 by default). Options.OnEvent receives every acquisition,
 // release, loss and failed refresh as an Event with its key, token, fence
 // and timings; LogEvents adapts it to log/slog. The in-process backend
 // shows a lock's holders, their TTLs and the Obtain calls waiting for it

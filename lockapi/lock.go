@@ -19,7 +19,7 @@ type Lock struct {
 	key      string // the key, or the primitive's name
 	value    string // token + metadata, as stored
 	fence    int64
-	acquired int64 // Client.time.Nano() at the acquisition, for hold times
+	acquired int64 // Client.time.Nano() at the acquisition if it was timed, else 0
 	p        prim  // nil for a plain mutex lock; immutable after Obtain
 	tokLen   int32 // the token is value[:tokLen]
 	kind     Kind

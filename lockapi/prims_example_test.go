@@ -153,7 +153,8 @@ func ExampleClient_Stats() {
 	mock.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	e := engine.New(engine.Options{Clock: mock})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
+	// Time every lease's hold (by default one in 16 is sampled).
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{HoldTimeEvery: 1})
 	ctx := context.Background()
 
 	expvar.Publish("locks", expvar.Func(func() any {

@@ -38,7 +38,8 @@ type Stats struct {
 	WaitTime Histogram
 	// HoldTime is the distribution of how long leases were held: from the
 	// acquisition to a successful Release, or to the moment the Client
-	// learnt of the loss. It stays empty with Options.NoHoldTime.
+	// learnt of the loss. It holds a sample, one lease in
+	// Options.HoldTimeEvery (16 by default; every lease with OnEvent set).
 	HoldTime Histogram
 }
 
@@ -164,10 +165,13 @@ func (c *Client) noteRelease(l *Lock) {
 	c.endHold(l, EventReleased, nil)
 }
 
-// endHold records, when the Client keeps times, how long l was held, and
+// defaultHoldTimeEvery is Options.HoldTimeEvery's default.
+const defaultHoldTimeEvery = 16
+
+// endHold records, if l's acquisition was timed, how long l was held, and
 // reports its end to OnEvent as an event of type typ with err.
 func (c *Client) endHold(l *Lock, typ EventType, err error) {
-	if !c.timed {
+	if l.acquired == 0 {
 		return
 	}
 	now := c.time.Nano()

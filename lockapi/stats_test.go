@@ -49,7 +49,7 @@ func types(evs []lockapi.Event) []lockapi.EventType {
 func TestStatsAndEvents(t *testing.T) {
 	f := newFixture(t)
 	var evs events
-	c := lockapi.New(f.fi, lockapi.Options{OnEvent: evs.add})
+	c := lockapi.New(f.fi, lockapi.Options{OnEvent: evs.add}) // times every lease
 	ctx := context.Background()
 	check := func(what string, got, want lockapi.Stats) {
 		t.Helper()
@@ -161,16 +161,22 @@ func TestStatsWatchdog(t *testing.T) {
 	})
 }
 
-// TestNoHoldTime: without hold times the counters still count, and the
-// hold-time distribution stays empty.
-func TestNoHoldTime(t *testing.T) {
-	f := newFixture(t)
-	c := lockapi.New(f.b, lockapi.Options{NoHoldTime: true})
-	l := mustObtain(t, c, "k", time.Minute, nil)
-	f.advance(time.Second)
-	l.Release(context.Background())
-	if s := c.Stats(); s.Acquired != 1 || s.Released != 1 || s.HoldTime.Count != 0 {
-		t.Fatalf("Stats() = %+v, want 1 acquired, 1 released, no hold times", s)
+// TestHoldTimeEvery: hold times are sampled, one acquisition in
+// HoldTimeEvery (16 by default), all with 1, none when negative; the
+// counters count every lease.
+func TestHoldTimeEvery(t *testing.T) {
+	for _, tc := range []struct{ every, timed int }{{0, 3}, {1, 48}, {5, 9}, {-1, 0}} {
+		f := newFixture(t)
+		c := lockapi.New(f.b, lockapi.Options{HoldTimeEvery: tc.every})
+		for range 48 {
+			l := mustObtain(t, c, "k", time.Minute, nil)
+			f.ec.Add(time.Millisecond)
+			l.Release(context.Background())
+		}
+		s := c.Stats()
+		if s.Acquired != 48 || s.Released != 48 || s.HoldTime.Count != uint64(tc.timed) || s.HoldTime.Sum != time.Duration(tc.timed)*time.Millisecond {
+			t.Errorf("HoldTimeEvery %d: Stats() = %+v, want 48 acquired and released, %d holds of 1ms timed", tc.every, s, tc.timed)
+		}
 	}
 }
 
