@@ -3,6 +3,7 @@ package lockapi
 import (
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestLease checks the lease bookkeeping against hand-computed ends, for
@@ -69,5 +70,13 @@ func TestLease(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLockSize keeps a Lock in the 128-byte size class: a plain
+// Obtain+Release allocates just the Lock.
+func TestLockSize(t *testing.T) {
+	if n := unsafe.Sizeof(Lock{}); n > 128 {
+		t.Fatalf("unsafe.Sizeof(Lock{}) = %d, want <= 128", n)
 	}
 }

@@ -21,16 +21,18 @@ type Lock struct {
 	fence    int64
 	acquired int64 // Client.time.Nano() at the acquisition if it was timed, else 0
 	p        prim  // nil for a plain mutex lock; immutable after Obtain
-	tokLen   int32 // the token is value[:tokLen]
-	kind     Kind
+
+	// Packed into one word, so that a Lock fits the 128-byte size class.
+	tokLen    int32 // the token is value[:tokLen]
+	kind      Kind  // immutable
+	released  bool  // guarded by mu: a Release succeeded or found the lock gone
+	releasing bool  // guarded by mu: a Release is in progress
+	watchdog  bool  // immutable: x.refresh is set and a watchdog runs
 
 	tok [TokenLen]byte // backing array of a generated token; never written after Obtain
 
-	mu        sync.Mutex
-	released  bool       // guarded by mu: a Release succeeded or found the lock gone
-	releasing bool       // guarded by mu: a Release is in progress
-	watchdog  bool       // immutable: x.refresh is set and a watchdog runs
-	x         *lockExtra // guarded by mu; nil until needed, so a plain Obtain+Release stays small
+	mu sync.Mutex
+	x  *lockExtra // guarded by mu; nil until needed, so a plain Obtain+Release stays small
 }
 
 // lockExtra is the state of a Lock that uses Lost or a watchdog.
