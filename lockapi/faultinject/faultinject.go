@@ -85,8 +85,14 @@ type Options struct {
 	OnCall func(op Op, err error)
 }
 
-// Backend is a fault-injecting lockapi.Backend. It is safe for concurrent
-// use.
+// Backend is a fault-injecting lockapi.Backend. It offers every lockapi
+// primitive too, faulting their calls by the rule of the operation they
+// resemble: every acquisition (AcquireSlot, AcquireRead, AcquireWrite,
+// AcquireAll, AcquireReentrant) by Acquire's, ReleaseAll, ReleaseReentrant
+// and Abandon by Release's, RefreshAll and RefreshReentrant by Refresh's,
+// PTTLAll by PTTL's; a primitive the wrapped backend lacks fails, without
+// being counted, with an error matching errors.ErrUnsupported. It is safe
+// for concurrent use.
 type Backend struct {
 	inner  lockapi.Backend
 	clock  clock.Clock // nil: the real clock
@@ -233,56 +239,28 @@ func (b *Backend) done(op Op, err error) {
 
 // Acquire calls the wrapped Acquire, subject to the Acquire fault.
 func (b *Backend) Acquire(ctx context.Context, key, value string, ttl time.Duration) (fence int64, ok bool, err error) {
-	defer func() { b.done(Acquire, err) }()
-	f, hit := b.fault(Acquire)
-	proceed, ferr := b.before(ctx, f, hit)
-	if proceed {
-		fence, ok, err = b.inner.Acquire(ctx, key, value, ttl)
-	}
-	if ferr != nil {
-		return 0, false, ferr
-	}
-	return fence, ok, err
+	r, err := faulted(ctx, b, Acquire, func() (acquired, error) {
+		f, ok, err := b.inner.Acquire(ctx, key, value, ttl)
+		return acquired{fence: f, ok: ok}, err
+	})
+	return r.fence, r.ok, err
 }
 
 // Release calls the wrapped Release, subject to the Release fault.
 func (b *Backend) Release(ctx context.Context, key, value string) (ok bool, err error) {
-	defer func() { b.done(Release, err) }()
-	f, hit := b.fault(Release)
-	proceed, ferr := b.before(ctx, f, hit)
-	if proceed {
-		ok, err = b.inner.Release(ctx, key, value)
-	}
-	if ferr != nil {
-		return false, ferr
-	}
-	return ok, err
+	return faulted(ctx, b, Release, func() (bool, error) { return b.inner.Release(ctx, key, value) })
 }
 
 // Refresh calls the wrapped Refresh, subject to the Refresh fault.
 func (b *Backend) Refresh(ctx context.Context, key, value string, ttl time.Duration) (ok bool, err error) {
-	defer func() { b.done(Refresh, err) }()
-	f, hit := b.fault(Refresh)
-	proceed, ferr := b.before(ctx, f, hit)
-	if proceed {
-		ok, err = b.inner.Refresh(ctx, key, value, ttl)
-	}
-	if ferr != nil {
-		return false, ferr
-	}
-	return ok, err
+	return faulted(ctx, b, Refresh, func() (bool, error) { return b.inner.Refresh(ctx, key, value, ttl) })
 }
 
 // PTTL calls the wrapped PTTL, subject to the PTTL fault.
 func (b *Backend) PTTL(ctx context.Context, key, value string) (ttl time.Duration, ok bool, err error) {
-	defer func() { b.done(PTTL, err) }()
-	f, hit := b.fault(PTTL)
-	proceed, ferr := b.before(ctx, f, hit)
-	if proceed {
-		ttl, ok, err = b.inner.PTTL(ctx, key, value)
-	}
-	if ferr != nil {
-		return 0, false, ferr
-	}
-	return ttl, ok, err
+	r, err := faulted(ctx, b, PTTL, func() (acquired, error) {
+		d, ok, err := b.inner.PTTL(ctx, key, value)
+		return acquired{fence: int64(d), ok: ok}, err
+	})
+	return time.Duration(r.fence), r.ok, err
 }
