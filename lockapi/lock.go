@@ -10,8 +10,10 @@ import (
 	"github.com/nxkv/nxkv/clock"
 )
 
-// Lock is one acquisition of a key, returned by Client.Obtain. Its methods
-// are safe for concurrent use. Release it when done; a Lock that is never
+// Lock is one acquisition, a lease: of a key (Client.Obtain), of one of a
+// semaphore's slots (Semaphore.Obtain), of a read-write lock for reading or
+// writing (RWMutex), or of several keys at once (Client.ObtainAll); Kind
+// says which. Its methods are safe for concurrent use. Release it when done; a Lock that is never
 // released expires at the backend after its TTL (but a watchdog keeps it
 // alive until Release).
 type Lock struct {
