@@ -9,12 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nxkv/nxkv/internal/redistest"
 )
 
 // tinyConfig runs every workload in well under a second per peer.
@@ -450,15 +451,11 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	}
 }
 
-// requireRedis skips when redis-server is missing, unless NXKV_REQUIRE_REDIS=1.
+// requireRedis starts a redis-server for the test the way the suite does,
+// or skips the test (fails it under NXKV_REQUIRE_REDIS=1) without one.
 func requireRedis(t *testing.T) *redisServer {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("NXKV_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not on PATH and NXKV_REQUIRE_REDIS=1")
-		}
-		t.Skip("redis-server not on PATH")
-	}
+	redistest.Binary(t)
 	s, err := startRedis()
 	if err != nil {
 		t.Fatalf("startRedis: %v", err)
