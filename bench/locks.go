@@ -281,8 +281,16 @@ func (l redsyncLocker) unlock(ctx context.Context) error {
 // load from other processes then hits every peer alike.
 type measurement struct {
 	warm func()         // an untimed run
-	rep  func()         // one timed repetition
+	rep  func() repCost // one timed repetition
 	row  func() LockRow // the summary; called once, after the repetitions
+}
+
+// repCost is what one repetition of a lock measurement gives the headline:
+// its throughput and the median of its latency samples (one cycle when
+// uncontended, a hand-off otherwise).
+type repCost struct {
+	perSec float64
+	p50    float64
 }
 
 // exclusionCheck counts the holders inside a critical section; a holder
@@ -386,13 +394,14 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 	var allocOps int64
 	return &measurement{
 		warm: func() { oneRep(cfg.Warmup, false) },
-		rep: func() {
+		rep: func() repCost {
 			ps, a, ao, s, cn := oneRep(cfg.LockDur, g == 1)
 			rates = append(rates, ps)
 			chunkNs = append(chunkNs, cn...)
 			allocs += a
 			allocOps += ao
 			all = append(all, s...)
+			return repCost{perSec: ps, p50: quantiles(s).P50}
 		},
 		row: func() LockRow {
 			row := LockRow{Scenario: "uncontended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1, Errors: errs.Load(),
@@ -493,13 +502,14 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 	var self, total int64
 	return &measurement{
 		warm: func() { oneRep(cfg.Warmup) },
-		rep: func() {
+		rep: func() repCost {
 			ps, s, w, sf, t := oneRep(cfg.LockDur)
 			rates = append(rates, ps)
 			all = append(all, s...)
 			waits = append(waits, w...)
 			self += sf
 			total += t
+			return repCost{perSec: ps, p50: quantiles(s).P50}
 		},
 		row: func() LockRow {
 			row := LockRow{Scenario: "contended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Wait: quantiles(waits), Allocs: -1,
@@ -633,10 +643,11 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 	var all []int64
 	return &measurement{
 		warm: func() { oneRep(cfg.Warmup) },
-		rep: func() {
+		rep: func() repCost {
 			ps, s, _ := oneRep(cfg.LockDur)
 			rates = append(rates, ps)
 			all = append(all, s...)
+			return repCost{perSec: ps, p50: quantiles(s).P50}
 		},
 		row: func() LockRow {
 			row := LockRow{Scenario: "handoff", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1,
