@@ -8,26 +8,29 @@ import "time"
 
 // CompareAndDelete deletes key only if it holds value, as Redis 8.4 DELEX
 // key IFEQ value (the lock release), and reports whether it deleted. An
-// absent or expired key returns false. It is safe for concurrent use.
+// absent or expired key returns false. It is safe for concurrent use;
+// finding another value takes no lock.
 func (e *Engine) CompareAndDelete(key, value string) bool {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	s.Lock()
-	ok := e.compareAndDeleteLocked(s, key, value, &c)
+	val, _, st, v := e.peek(s, h, key, &c, false)
+	if st == peekAbsent || st == peekLive && val != value {
+		return false
+	}
+	e.lockAfter(s, st, v, &c)
+	ok := e.compareAndDeleteLocked(s, h, key, value, &c)
 	s.Unlock()
 	return ok
 }
 
-func (e *Engine) compareAndDeleteLocked(s *shardT, key, value string, c *opClock) bool {
-	n := s.LoadLocked(key)
-	if n != nil && n.Value.exp != noDeadline {
-		n = e.checkLocked(s, n, c)
-	}
-	if n == nil || n.Value.value != value {
+func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, c *opClock) bool {
+	r, held := e.liveLocked(s, h, key, c)
+	if !held || r.e.Value != value {
 		return false
 	}
-	e.removeLocked(s, n)
+	e.removeLocked(s, r)
 	return true
 }
 
@@ -35,21 +38,22 @@ func (e *Engine) compareAndDeleteLocked(s *shardT, key, value string, c *opClock
 // TTL (Redis 8.4 SET key value IFEQ old KEEPTTL), and reports whether it
 // did. An absent or expired key returns false. It is safe for concurrent use.
 func (e *Engine) CompareAndSwap(key, old, value string) bool {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	ok := e.compareAndSwapLocked(s, key, old, value, &c)
+	ok := e.compareAndSwapLocked(s, h, key, old, value, &c)
 	s.Unlock()
 	return ok
 }
 
-func (e *Engine) compareAndSwapLocked(s *shardT, key, old, value string, c *opClock) bool {
-	n := e.liveLocked(s, key, c)
-	if n == nil || n.Value.value != old {
+func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value string, c *opClock) bool {
+	r, held := e.liveLocked(s, h, key, c)
+	if !held || r.e.Value != old {
 		return false
 	}
-	e.updateLocked(s, n, value, n.Value.exp)
+	e.updateLocked(s, r, value, r.e.Exp)
 	return true
 }
 
@@ -62,24 +66,25 @@ func (e *Engine) CompareAndPExpire(key, value string, ttl time.Duration) (bool, 
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
 	}
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	ok, err := e.compareAndPExpireLocked(s, key, value, ttl, &c)
+	ok, err := e.compareAndPExpireLocked(s, h, key, value, ttl, &c)
 	s.Unlock()
 	return ok, err
 }
 
-func (e *Engine) compareAndPExpireLocked(s *shardT, key, value string, ttl time.Duration, c *opClock) (bool, error) {
+func (e *Engine) compareAndPExpireLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opClock) (bool, error) {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	n := e.liveLocked(s, key, c)
-	if n == nil || n.Value.value != value {
+	r, held := e.liveLocked(s, h, key, c)
+	if !held || r.e.Value != value {
 		return false, nil
 	}
-	e.retimeLocked(s, n, exp)
+	e.retimeLocked(s, r, exp)
 	return true, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nxkv/nxkv/clock"
 	"github.com/nxkv/nxkv/shard"
-	"github.com/nxkv/nxkv/ttl"
 )
 
 // Engine is a sharded, linearizable key-value store with Redis string and
@@ -16,15 +15,16 @@ import (
 // Create it with New and release its reaper goroutine with Close; an Engine
 // must not be copied.
 type Engine struct {
-	m *shard.Map[*node, shardState]
+	m *shard.Map[shardState]
 
 	// tm is the engine's time line; user is true when the clock was
 	// injected, so that operations read it before taking a shard lock
 	// (never while holding one) and pass the reading through tm.Monotonic
 	// inside the critical section.
-	tm   *clock.Time
-	user bool
-	tick time.Duration
+	tm    *clock.Time
+	user  bool
+	tick  time.Duration
+	start int64 // the time at New: where a shard's wheel starts
 
 	// nowHook, if set, is called on the caller's goroutine right after every
 	// clock read of an operation with the time used. Set before concurrent
@@ -46,7 +46,7 @@ type Engine struct {
 // reaper. The zero Options select the defaults.
 func New(opts Options) *Engine {
 	e := &Engine{
-		m:    shard.New[*node, shardState](opts.Shards),
+		m:    shard.New[shardState](opts.Shards),
 		tm:   clock.NewTime(opts.Clock),
 		tick: opts.Tick,
 		kick: make(chan struct{}, 1),
@@ -54,13 +54,7 @@ func New(opts Options) *Engine {
 		done: make(chan struct{}),
 	}
 	e.user = !e.tm.Real()
-	start := e.tm.Monotonic(e.tm.Nano())
-	for i := range e.m.Shards() {
-		s := e.m.ShardAt(i)
-		s.Lock()
-		s.Aux.wheel = ttl.New[item](start, opts.Tick)
-		s.Unlock()
-	}
+	e.start = e.tm.Monotonic(e.tm.Nano())
 	e.nextWake.Store(math.MaxInt64)
 	go e.reaper()
 	return e
@@ -117,6 +111,18 @@ func (e *Engine) at(c *opClock) int64 {
 		}
 	}
 	return c.t
+}
+
+// stale forgets the operation's time, so that at reads it again: a time
+// read before a writer changed the shard may be older than the writer's,
+// and must not be used after it. For an injected clock the reading taken
+// before the operation is kept and only made monotonic again, so no clock
+// is called under a lock.
+func (e *Engine) stale(c *opClock) {
+	if c.read && e.nowHook != nil {
+		e.nowHook(noDeadline) // retract the reading for the test hook
+	}
+	c.read = false
 }
 
 // now returns the current time for a call that holds no lock (Reap, Update

@@ -25,21 +25,22 @@ func (e *Engine) PExpireCond(key string, ttl time.Duration, cond ExpireCond) (bo
 	if cond > ExpireLT {
 		return false, ErrSyntax
 	}
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	ok, err := e.pexpireLocked(s, key, ttl, cond, &c)
+	ok, err := e.pexpireLocked(s, h, key, ttl, cond, &c)
 	s.Unlock()
 	return ok, err
 }
 
-func (e *Engine) pexpireLocked(s *shardT, key string, ttl time.Duration, cond ExpireCond, c *opClock) (bool, error) {
+func (e *Engine) pexpireLocked(s *shardT, h uint64, key string, ttl time.Duration, cond ExpireCond, c *opClock) (bool, error) {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	return e.expireLocked(s, key, exp, cond, c), nil
+	return e.expireLocked(s, h, key, exp, cond, c), nil
 }
 
 // PExpireAt sets key's deadline to at, as Redis PEXPIREAT, and reports
@@ -63,22 +64,23 @@ func (e *Engine) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool,
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	done := e.expireLocked(s, key, exp, cond, &c)
+	done := e.expireLocked(s, h, key, exp, cond, &c)
 	s.Unlock()
 	return done, nil
 }
 
 // expireLocked applies a new deadline exp to key under cond.
-func (e *Engine) expireLocked(s *shardT, key string, exp int64, cond ExpireCond, c *opClock) bool {
-	n := e.liveLocked(s, key, c)
-	if n == nil {
+func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond ExpireCond, c *opClock) bool {
+	r, held := e.liveLocked(s, h, key, c)
+	if !held {
 		return false
 	}
-	cur := n.Value.exp
+	cur := r.e.Exp
 	switch cond {
 	case ExpireNX:
 		if cur != noDeadline {
@@ -98,10 +100,10 @@ func (e *Engine) expireLocked(s *shardT, key string, exp int64, cond ExpireCond,
 		}
 	}
 	if exp <= e.at(c) {
-		e.removeLocked(s, n)
+		e.removeLocked(s, r)
 		return true
 	}
-	e.retimeLocked(s, n, exp)
+	e.retimeLocked(s, r, exp)
 	return true
 }
 
@@ -117,71 +119,102 @@ func (e *Engine) PTTL(key string) (ttl time.Duration, ok bool) {
 // section, as Redis MULTI GET PTTL EXEC (a lock client reads its lock's TTL
 // and checks its token at once). ok is false if key is absent or expired;
 // ttl is NoExpiry if it has no deadline, and 0 at its deadline. It is safe
-// for concurrent use and reads the clock only if key has a deadline. It is
-// an addition to the Redis command set.
+// for concurrent use, takes no lock unless the key has expired or a writer
+// is busy on its shard, and reads the clock only if key has a deadline. It
+// is an addition to the Redis command set.
 func (e *Engine) GetPTTL(key string) (value string, ttl time.Duration, ok bool) {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	s.Lock()
-	value, ttl, ok = e.getPTTLLocked(s, key, &c)
+	val, exp, st, v := e.peek(s, h, key, &c, false)
+	switch st {
+	case peekAbsent:
+		return "", 0, false
+	case peekLive:
+		return val, e.remaining(exp, &c), true
+	}
+	e.lockAfter(s, st, v, &c)
+	value, ttl, ok = e.getPTTLLocked(s, h, key, &c)
 	s.Unlock()
 	return value, ttl, ok
 }
 
-func (e *Engine) getPTTLLocked(s *shardT, key string, c *opClock) (string, time.Duration, bool) {
-	n := e.liveLocked(s, key, c)
-	switch {
-	case n == nil:
-		return "", 0, false
-	case n.Value.exp == noDeadline:
-		return n.Value.value, NoExpiry, true
+// remaining is the TTL of a live key with deadline exp at the operation's
+// time.
+func (e *Engine) remaining(exp int64, c *opClock) time.Duration {
+	if exp == noDeadline {
+		return NoExpiry
 	}
-	return n.Value.value, time.Duration(n.Value.exp - e.at(c)), true
+	return time.Duration(exp - e.at(c))
+}
+
+func (e *Engine) getPTTLLocked(s *shardT, h uint64, key string, c *opClock) (string, time.Duration, bool) {
+	r, held := e.liveLocked(s, h, key, c)
+	if !held {
+		return "", 0, false
+	}
+	return r.e.Value, e.remaining(r.e.Exp, c), true
 }
 
 // ExpireTime returns key's deadline, as Redis PEXPIRETIME: ok is false if
 // key is absent or expired, and at is the zero Time if key has no deadline.
 // It is safe for concurrent use.
 func (e *Engine) ExpireTime(key string) (at time.Time, ok bool) {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	s.Lock()
-	at, ok = e.expireTimeLocked(s, key, &c)
+	_, exp, st, v := e.peek(s, h, key, &c, false)
+	switch st {
+	case peekAbsent, peekLive:
+		return expireTime(exp, st == peekLive)
+	}
+	e.lockAfter(s, st, v, &c)
+	at, ok = e.expireTimeLocked(s, h, key, &c)
 	s.Unlock()
 	return at, ok
 }
 
-func (e *Engine) expireTimeLocked(s *shardT, key string, c *opClock) (time.Time, bool) {
-	n := e.liveLocked(s, key, c)
-	switch {
-	case n == nil:
-		return time.Time{}, false
-	case n.Value.exp == noDeadline:
-		return time.Time{}, true
+func expireTime(exp int64, live bool) (time.Time, bool) {
+	if !live || exp == noDeadline {
+		return time.Time{}, live
 	}
-	return time.Unix(0, n.Value.exp), true
+	return time.Unix(0, exp), true
+}
+
+func (e *Engine) expireTimeLocked(s *shardT, h uint64, key string, c *opClock) (time.Time, bool) {
+	r, held := e.liveLocked(s, h, key, c)
+	return expireTime(r.expOr(), held)
+}
+
+// expOr returns r's deadline, or noDeadline for the zero ref.
+func (r ref) expOr() int64 {
+	if r.e == nil {
+		return noDeadline
+	}
+	return r.e.Exp
 }
 
 // Persist removes key's TTL, as Redis PERSIST, and reports whether it did:
 // false if key is absent, expired or has no TTL. It is safe for concurrent
 // use.
 func (e *Engine) Persist(key string) bool {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	ok := e.persistLocked(s, key, &c)
+	ok := e.persistLocked(s, h, key, &c)
 	s.Unlock()
 	return ok
 }
 
-func (e *Engine) persistLocked(s *shardT, key string, c *opClock) bool {
-	n := e.liveLocked(s, key, c)
-	if n == nil || n.Value.exp == noDeadline {
+func (e *Engine) persistLocked(s *shardT, h uint64, key string, c *opClock) bool {
+	r, held := e.liveLocked(s, h, key, c)
+	if !held || r.e.Exp == noDeadline {
 		return false
 	}
-	e.retimeLocked(s, n, noDeadline)
+	e.retimeLocked(s, r, noDeadline)
 	return true
 }

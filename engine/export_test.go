@@ -2,8 +2,10 @@ package engine
 
 // SetNowHook installs f to be called, on the caller's goroutine, right after
 // every clock read of an operation (including Reap) with the time the
-// operation uses, in Unix nanoseconds. The background reaper does not call
-// it. Set it before the engine is used concurrently.
+// operation uses, in Unix nanoseconds. An operation whose lock-free read
+// was overtaken by a writer discards its reading and reads again: it calls
+// f(math.MinInt64) first, to retract the discarded one. The background
+// reaper does not call it. Set it before the engine is used concurrently.
 func SetNowHook(e *Engine, f func(now int64)) { e.nowHook = f }
 
 // Verify checks the engine's internal invariants (map, timer wheel, node

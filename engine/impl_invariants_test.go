@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/nxkv/nxkv/shard"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -70,25 +71,34 @@ func TestInvariantsRandom(t *testing.T) {
 func TestVerifyCatchesCorruption(t *testing.T) {
 	tests := []struct {
 		name    string
-		corrupt func(e *Engine, s *shardT, n *node)
+		corrupt func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry)
 	}{
-		{"DeadlineNotScheduled", func(e *Engine, s *shardT, n *node) {
-			s.Aux.wheel.Cancel(n)
+		{"DeadlineNotScheduled", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
+			s.Aux.wheel.Cancel(hd)
 		}},
-		{"ScheduledWithoutDeadline", func(e *Engine, s *shardT, n *node) {
-			n.Value.exp = 0
+		{"ScheduledWithoutDeadline", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
+			ent.Exp = noDeadline
 		}},
-		{"WrongKey", func(e *Engine, s *shardT, n *node) {
-			n.Value.key = "other"
+		{"WrongKey", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
+			ent.Key = "other"
 		}},
-		{"WrongWheelDeadline", func(e *Engine, s *shardT, n *node) {
-			s.Aux.wheel.Schedule(n, n.Value.exp)
+		{"WrongWheelDeadline", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
+			s.Aux.wheel.Schedule(hd, ent.Exp)
 		}},
-		{"DirtyRecycledNode", func(e *Engine, s *shardT, n *node) {
-			recycleLocked(s, &node{})
-			s.Aux.free[s.Aux.nfree-1].Value.value = "x"
+		{"DirtyFreeEntry", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
+			h := e.m.Hash("gone")
+			s.InsertLocked(h, "gone", "v", noDeadline)
+			ghd, pos, _ := s.FindLocked(h, "gone")
+			s.DeleteLocked(ghd, pos)
+			s.EntryLocked(ghd).Value = "x"
 		}},
-		{"StaleWatcher", func(e *Engine, s *shardT, n *node) {
+		{"LostFromIndex", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
+			h := e.m.Hash(ent.Key)
+			_, pos, _ := s.FindLocked(h, ent.Key)
+			s.DeleteLocked(hd, pos)
+			*ent = shard.Entry{Key: "k", Value: "v", Exp: ent.Exp} // in the wheel, not the index
+		}},
+		{"StaleWatcher", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
 			s.Aux.watchers = map[string][]*watcher{"k": {{done: true}}}
 		}},
 	}
@@ -99,13 +109,16 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			if err := e.verify(); err != nil {
 				t.Fatalf("verify() before corruption = %v", err)
 			}
-			s := e.m.Shard("k")
+			h := e.m.Hash("k")
+			s, _ := e.m.Shard(h)
 			s.Lock()
-			n, _ := s.GetLocked("k")
-			tt.corrupt(e, s, n)
+			hd, _, _ := s.FindLocked(h, "k")
+			tt.corrupt(e, s, hd, s.EntryLocked(hd))
 			s.Unlock()
 			if err := e.verify(); err == nil {
 				t.Fatalf("verify() after %s = nil, want an error", tt.name)
+			} else {
+				t.Logf("caught: %v", err)
 			}
 		})
 	}

@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/nxkv/nxkv/shard"
+)
 
 // This file holds the key-space commands: DEL, EXISTS, DBSIZE (Len),
 // iteration (Range, Scan) and FLUSHDB (Flush).
@@ -14,11 +18,12 @@ func (e *Engine) Del(keys ...string) int {
 	case 0:
 		return 0
 	case 1:
-		s := e.m.Shard(keys[0])
+		h := e.m.Hash(keys[0])
+		s, _ := e.m.Shard(h)
 		var c opClock
 		e.begin(&c)
 		s.Lock()
-		ok := e.delLocked(s, keys[0], &c)
+		ok := e.delLocked(s, h, keys[0], &c)
 		s.Unlock()
 		if ok {
 			return 1
@@ -30,25 +35,30 @@ func (e *Engine) Del(keys ...string) int {
 	return deleted
 }
 
-func (e *Engine) delLocked(s *shardT, key string, c *opClock) bool {
-	n := e.liveLocked(s, key, c)
-	if n == nil {
-		return false
+func (e *Engine) delLocked(s *shardT, h uint64, key string, c *opClock) bool {
+	r, held := e.liveLocked(s, h, key, c)
+	if held {
+		e.removeLocked(s, r)
 	}
-	e.removeLocked(s, n)
-	return true
+	return held
 }
 
 // Exists reports whether key exists and has not expired, as Redis EXISTS
 // with one key. It is safe for concurrent use.
 func (e *Engine) Exists(key string) bool {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	s.Lock()
-	n := e.liveLocked(s, key, &c)
+	_, _, st, v := e.peek(s, h, key, &c, false)
+	switch st {
+	case peekAbsent, peekLive:
+		return st == peekLive
+	}
+	e.lockAfter(s, st, v, &c)
+	_, ok := e.liveLocked(s, h, key, &c)
 	s.Unlock()
-	return n != nil
+	return ok
 }
 
 // Len returns the number of keys held, including expired keys not yet
@@ -104,9 +114,9 @@ func (e *Engine) liveKeys(i int, buf []string) []string {
 // only if a key has a deadline; expired keys are left for the reaper (the
 // map must not change while ranging).
 func (e *Engine) appendLiveLocked(s *shardT, buf []string, c *opClock) []string {
-	s.RangeLocked(func(key string, n *node) bool {
-		if n.Value.exp == noDeadline || n.Value.exp >= e.at(c) {
-			buf = append(buf, key)
+	s.RangeLocked(func(_ shard.Handle, ent *shard.Entry) bool {
+		if ent.Exp == noDeadline || ent.Exp >= e.at(c) {
+			buf = append(buf, ent.Key)
 		}
 		return true
 	})
@@ -120,20 +130,13 @@ func (e *Engine) Flush() {
 	e.Update(nil, func(tx *Tx) {
 		for _, i := range tx.shards {
 			s := e.m.ShardAt(i)
-			if len(s.Aux.watchers) != 0 {
-				for key := range s.Aux.watchers {
-					if s.LoadLocked(key) != nil {
-						e.notifyLocked(s, key)
-					}
+			for key := range s.Aux.watchers {
+				if _, _, ok := s.FindLocked(e.m.Hash(key), key); ok {
+					e.notifyLocked(s, key)
 				}
 			}
-			s.RangeLocked(func(_ string, n *node) bool {
-				if n.Value.exp != noDeadline {
-					s.Aux.wheel.Cancel(n)
-				}
-				return true
-			})
 			s.ClearLocked()
+			s.Aux.wheel = nil
 		}
 	})
 }
@@ -151,7 +154,8 @@ func (e *Engine) lockShards(keys []string, buf []int) []int {
 	} else {
 		idx := buf[:0]
 		for _, k := range keys {
-			idx = append(idx, e.m.ShardIndex(k))
+			_, i := e.m.Shard(e.m.Hash(k))
+			idx = append(idx, i)
 		}
 		order = sortedUnique(idx)
 	}

@@ -11,6 +11,7 @@ package engine_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -317,6 +318,13 @@ type linConfig struct {
 	mix     []linKind
 	// wrap, if set, replaces the engine under test (a planted bug).
 	wrap func(*engine.Engine) linKV
+	// shards is the engine's shard count (0: 2).
+	shards int
+	// churn goroutines insert and delete thousands of other keys in a
+	// loop, unrecorded, so that the recorded keys' shard grows, rehashes
+	// and compacts (renumbering entries) under the recorded operations,
+	// and its groups fill with colliding keys.
+	churn int
 }
 
 // linRound runs one concurrent round and returns the recorded history.
@@ -324,7 +332,11 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 	t.Helper()
 	clk := clock.NewMock()
 	clk.Set(epoch)
-	e := engine.New(engine.Options{Clock: clk, Shards: 2})
+	shards := cfg.shards
+	if shards == 0 {
+		shards = 2
+	}
+	e := engine.New(engine.Options{Clock: clk, Shards: shards})
 	defer e.Close()
 	var sut linKV = e
 	if cfg.wrap != nil {
@@ -342,6 +354,10 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 			return
 		}
 		if s, ok := (*m)[goid()]; ok {
+			if now == math.MinInt64 { // the operation discarded its reading
+				s.reads--
+				return
+			}
 			if s.reads == 0 {
 				s.now = now
 			}
@@ -427,6 +443,27 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 			clk.Add(time.Duration(rng.IntN(400)) * time.Microsecond)
 		}
 	}()
+	var churned sync.WaitGroup
+	for c := range cfg.churn {
+		churned.Add(1)
+		go func() {
+			defer churned.Done()
+			const fill = 1000 // 1,000 keys grow one shard's index to 2,048 slots
+			keys := make([]string, fill)
+			for i := range keys {
+				keys[i] = "fill-" + strconv.Itoa(c) + "-" + strconv.Itoa(i)
+			}
+			for !stop.Load() {
+				for _, k := range keys {
+					e.SetNXPX(k, "f", time.Hour)
+				}
+				for _, k := range keys {
+					e.Del(k)
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
 	reapDone := make(chan struct{})
 	go func() { // synchronous reclamation racing with the workers
 		defer close(reapDone)
@@ -438,6 +475,7 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 	close(start)
 	done.Wait()
 	stop.Store(true)
+	churned.Wait()
 	<-advDone
 	<-reapDone
 	if err := engine.Verify(e); err != nil {
@@ -584,6 +622,29 @@ func TestLinearizable(t *testing.T) {
 	}
 	if len(times) < 3 || totalExpiries == 0 {
 		t.Errorf("%d distinct clock readings, %d ops met an expired key; want >= 3 and > 0", len(times), totalExpiries)
+	}
+}
+
+// TestLinearizableUnderResize runs the single-key check on one shard while
+// other goroutines grow, rehash and compact it: lock-free reads and locked
+// writes of the recorded keys must stay linearizable while the index and
+// the entry store are rebuilt under them.
+func TestLinearizableUnderResize(t *testing.T) {
+	cfg := linDefault
+	cfg.shards, cfg.churn = 1, 2
+	cfg.keys = []string{"k0", "k1", "k2", "k3", "k4", "k5"}
+	rounds := 3
+	if testing.Short() {
+		rounds = 1
+	}
+	for r := range rounds {
+		seed := uint64(time.Now().UnixNano())
+		history := linRound(t, cfg, seed)
+		res, path, expiries := checkHistory(t, linModel, history)
+		if res != porcupine.Ok {
+			t.Fatalf("round %d (seed %d): porcupine = %s, want Ok; visualization: %s", r, seed, res, path)
+		}
+		t.Logf("round %d (seed %d): %d ops under resizes, %d met an expired key: linearizable", r, seed, len(history), expiries)
 	}
 }
 

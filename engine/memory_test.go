@@ -120,8 +120,8 @@ func TestMemory(t *testing.T) {
 	t.Logf("engine with TTL: %.1f B/key; map[string]string+Mutex without TTL: %.1f B/key", r.engineBPK, r.baselineBPK)
 	t.Logf("live heap: empty engine %d B, after mass expiry %d B (%+.1f%%), after mass delete %d B (%+.1f%%)",
 		r.base, r.afterExpire, pct(r.afterExpire, r.base), r.afterDelete, pct(r.afterDelete, r.base))
-	if r.engineBPK > 130 {
-		t.Errorf("engine uses %.1f B/key, want <= 130", r.engineBPK)
+	if r.engineBPK > 110 {
+		t.Errorf("engine uses %.1f B/key, want <= 110", r.engineBPK)
 	}
 	if pct(r.afterExpire, r.base) > 10 {
 		t.Errorf("heap after mass expiry is %+.1f%% of the pre-insert baseline, want <= +10%%", pct(r.afterExpire, r.base))

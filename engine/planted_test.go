@@ -64,6 +64,11 @@ func (s *staleGet) Get(key string) (string, bool) {
 	return v, ok
 }
 
+func (s *staleGet) Flush() {
+	clear(s.seen)
+	s.Engine.Flush()
+}
+
 func (s *staleGet) Del(keys ...string) int {
 	for _, k := range keys {
 		delete(s.seen, k)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nxkv/nxkv/clock"
+	"github.com/nxkv/nxkv/shard"
 )
 
 // reapBatch bounds the deletions per lock hold in the reaper (about 100 µs).
@@ -18,7 +19,7 @@ const reapBatch = 1024
 func (e *Engine) Reap() int {
 	now := e.now()
 	total := 0
-	var buf []*node
+	var buf []string
 	for i := range e.m.Shards() {
 		var n int
 		n, _, buf = e.reapShard(e.m.ShardAt(i), now, buf)
@@ -31,38 +32,49 @@ func (e *Engine) Reap() int {
 // are still expired, at most reapBatch per lock hold. It returns the number
 // deleted, the wheel's next deadline (math.MaxInt64 if none) and buf for
 // reuse.
-func (e *Engine) reapShard(s *shardT, now int64, buf []*node) (int, int64, []*node) {
-	buf = buf[:0]
+func (e *Engine) reapShard(s *shardT, now int64, buf []string) (int, int64, []string) {
+	deleted := 0
+	next := int64(math.MaxInt64)
 	s.Lock()
-	s.Aux.wheel.Advance(now, func(n *node) { buf = append(buf, n) })
-	next, ok := s.Aux.wheel.NextDeadline()
-	if !ok {
+	for {
+		w := s.Aux.wheel
+		if w == nil {
+			break
+		}
+		// Collect keys, not handles: between batches the lock is dropped,
+		// and a delete may renumber the shard's entries.
+		buf = buf[:0]
+		w.Advance(now, func(hd shard.Handle) { buf = append(buf, s.EntryLocked(hd).Key) })
+		if nx, ok := w.NextDeadline(); ok {
+			next = nx
+		}
+		for i, key := range buf {
+			if i > 0 && i%reapBatch == 0 {
+				s.Unlock()
+				s.Lock()
+			}
+			// A fired key is expired and still stored unless a writer
+			// deleted or rewrote it after an unlock above: delete it only
+			// if it is still stored and expired.
+			hd, pos, ok := s.FindLocked(e.m.Hash(key), key)
+			if !ok {
+				continue
+			}
+			if ent := s.EntryLocked(hd); ent.Exp != noDeadline && ent.Exp < now {
+				e.removeLocked(s, ref{hd: hd, pos: pos, e: ent})
+				deleted++
+			}
+		}
+		clear(buf)
+		// A delete that renumbered the shard filed the remaining deadlines
+		// in a new wheel, some perhaps already due: advance it too.
+		if s.Aux.wheel == w || s.Aux.wheel == nil {
+			break
+		}
 		next = math.MaxInt64
 	}
-	deleted := 0
-	for i, n := range buf {
-		if i > 0 && i%reapBatch == 0 {
-			s.Unlock()
-			s.Lock()
-		}
-		// A fired node was unlinked from the wheel but is still in the map,
-		// unless a writer deleted it or gave it a new deadline after an
-		// unlock above; delete it only if it is still stored and expired.
-		cur, ok := s.GetLocked(n.Value.key)
-		if !ok || cur != n || n.Value.exp == noDeadline || n.Value.exp >= now {
-			continue
-		}
-		key := n.Value.key
-		s.DeleteLocked(key)
-		if len(s.Aux.watchers) != 0 {
-			e.notifyLocked(s, key)
-		}
-		recycleLocked(s, n)
-		deleted++
-	}
 	s.Unlock()
-	clear(buf)
-	if cap(buf) > 4*reapBatch { // keep at most 32 KiB between wakes
+	if cap(buf) > 4*reapBatch { // keep at most 64 KiB between wakes
 		buf = nil
 	}
 	return deleted, next, buf
@@ -83,7 +95,7 @@ func (e *Engine) reaper() {
 		rt.Stop()
 		defer rt.Stop()
 	}
-	var buf []*node
+	var buf []string
 	for {
 		e.wakes.Add(1)
 		// While scanning, every schedule kicks (nextWake is MaxInt64), so a

@@ -7,158 +7,210 @@ import (
 	"github.com/nxkv/nxkv/ttl"
 )
 
-// item is one stored key.
+// This file holds the storage primitives every command is built from: the
+// per-shard state, the lookups (with and without the lock) and the writes
+// that keep the index, the timer wheel and the watchers in step.
 //
-// Invariants, under the owning shard's lock: a node in the shard map under
-// key has Value.key == key (the same string, so the bytes are shared); it is
-// scheduled in the shard's wheel iff Value.exp != noDeadline, at
-// Value.exp+1 (the wheel fires at deadline <= now, a key expires once now >
-// exp); a node that left the map is never in the wheel. The one exception: a
-// node the wheel fired is unscheduled, expired and still in the map until
-// the reaper (or Reap) deletes it, possibly after dropping and retaking the
-// lock between batches; any operation that meets it in between sees it
-// expired.
-type item struct {
-	key   string
-	value string
-	exp   int64 // deadline in Unix nanoseconds; noDeadline: none
-}
-
-// node is the heap cell of a key: 64 bytes, one size class, so overwrites
-// and TTL changes update it in place without allocating. A deleted node is
-// recycled by its shard (see recycleLocked); the reaper, which looks nodes
-// up again after dropping the lock, therefore re-checks that a node is still
-// stored under its key and still expired before deleting it.
-type node = ttl.Node[item]
+// Invariants, under the owning shard's lock: a stored entry's Key is the
+// key it is filed under; it is scheduled in the shard's wheel iff its Exp
+// != noDeadline, at Exp+1 (the wheel fires at deadline <= now, a key
+// expires once now > Exp), except that a handle the wheel fired is
+// unscheduled, expired and still stored until the reaper (or Reap) deletes
+// it, possibly after dropping and retaking the lock between batches; any
+// operation that meets it in between sees it expired. A free entry is in no
+// wheel.
 
 // shardState is the engine's per-shard state, guarded by the shard lock.
 type shardState struct {
-	wheel *ttl.Wheel[item]
+	// wheel files the shard's entries that have a deadline, by handle; nil
+	// until the shard first stores a deadline, so shards without TTLs cost
+	// nothing for it.
+	wheel *ttl.Wheel
 	// watchers holds the pending watchers of each watched key; nil or empty
 	// when nothing is watched, so unwatched writes pay one length check.
 	watchers map[string][]*watcher
-	// free[:nfree] are recycled nodes, out of the map and the wheel, with
-	// zero Values.
-	free  [freeNodes]*node
-	nfree int
 	// fence is the last fencing token SetNXPXFenced handed out for a key of
 	// this shard; it only grows, so the tokens of any one key strictly
 	// increase for the engine's lifetime.
 	fence int64
 }
 
-// freeNodes bounds the recycled nodes kept per shard (1 KiB).
-const freeNodes = 16
+type shardT = shard.Shard[shardState]
 
-type shardT = shard.Shard[*node, shardState]
-
-// liveLocked returns key's node if key exists and has not expired, deleting
-// it if it has. It reads the clock (through c) only for a key with a deadline.
-func (e *Engine) liveLocked(s *shardT, key string, c *opClock) *node {
-	n := s.LoadLocked(key)
-	if n != nil && n.Value.exp != noDeadline {
-		n = e.checkLocked(s, n, c)
-	}
-	return n
+// ref is a stored key found under the lock: its handle, its index position
+// (for a delete) and its entry, valid until the lock is released or the
+// shard changes.
+type ref struct {
+	hd  shard.Handle
+	pos int
+	e   *shard.Entry
 }
 
-// checkLocked returns n (a stored node with a deadline), or nil after
-// deleting it if it has expired.
-func (e *Engine) checkLocked(s *shardT, n *node, c *opClock) *node {
-	if n.Value.exp < e.at(c) {
-		e.removeLocked(s, n)
-		return nil
+// peekTries is how many lock-free reads a lookup attempts before it locks:
+// a read fails only while a writer holds or changes the shard.
+const peekTries = 3
+
+// What a lock-free lookup found.
+const (
+	peekFailed  = iota // no consistent read: lock and look again
+	peekAbsent         // the key is not stored
+	peekLive           // the key is stored and alive
+	peekExpired        // the key is stored but expired: lock to delete it
+)
+
+// peek looks key up without locking and returns what it found, the entry
+// when the key is stored, and the shard version the answer holds at. For a
+// key with a deadline, or any stored key when timed is set, it reads the
+// clock (through c) between the version loads, so the time lies inside the
+// snapshot's interval: times used along one key's history never decrease,
+// as when read under the lock.
+func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool) (value string, exp int64, state int, v uint64) {
+	for range peekTries {
+		var ok bool
+		if v, ok = s.ReadVersion(); !ok {
+			continue
+		}
+		value, exp, found, valid := s.Peek(v, h, key)
+		switch {
+		case !valid:
+			continue
+		case !found:
+			return "", noDeadline, peekAbsent, v
+		case exp == noDeadline && !timed:
+			return value, exp, peekLive, v
+		}
+		now := e.at(c)
+		if !s.Unchanged(v) {
+			e.stale(c)
+			continue
+		}
+		if exp < now {
+			return value, exp, peekExpired, v
+		}
+		return value, exp, peekLive, v
 	}
-	return n
+	return "", noDeadline, peekFailed, 0
 }
 
-// removeLocked deletes n's key from s, wakes its watchers and recycles n.
-func (e *Engine) removeLocked(s *shardT, n *node) {
-	if n.Value.exp != noDeadline {
-		s.Aux.wheel.Cancel(n)
+// lockAfter locks s for an operation whose lock-free lookup (peek) returned
+// state at version v. If the shard is unchanged since v, what peek saw
+// (and the time it read) still holds under the lock; otherwise the
+// operation's time is read again inside the lock.
+func (e *Engine) lockAfter(s *shardT, state int, v uint64, c *opClock) {
+	if state != peekFailed && s.Upgrade(v) {
+		return
 	}
-	key := n.Value.key
-	s.DeleteLocked(key)
+	s.Lock()
+	e.stale(c)
+}
+
+// liveLocked returns key's entry if key exists and has not expired,
+// deleting it if it has. It reads the clock (through c) only for a key with
+// a deadline.
+func (e *Engine) liveLocked(s *shardT, h uint64, key string, c *opClock) (ref, bool) {
+	hd, pos, ok := s.FindLocked(h, key)
+	if !ok {
+		return ref{}, false
+	}
+	r := ref{hd: hd, pos: pos, e: s.EntryLocked(hd)}
+	if r.e.Exp != noDeadline && r.e.Exp < e.at(c) {
+		e.removeLocked(s, r)
+		return ref{}, false
+	}
+	return r, true
+}
+
+// removeLocked deletes r's key from s and wakes its watchers.
+func (e *Engine) removeLocked(s *shardT, r ref) {
+	if r.e.Exp != noDeadline {
+		s.Aux.wheel.Cancel(r.hd)
+	}
+	key := r.e.Key
+	if s.DeleteLocked(r.hd, r.pos) {
+		e.rewheelLocked(s)
+	}
 	if len(s.Aux.watchers) != 0 {
 		e.notifyLocked(s, key)
 	}
-	recycleLocked(s, n)
 }
 
-// recycleLocked keeps n, which has left the map and the wheel, for reuse
-// by the shard's next insert, so that lock acquire/release cycles do not
-// allocate. It clears n's strings so that they can be collected.
-func recycleLocked(s *shardT, n *node) {
-	n.Value = item{}
-	if s.Aux.nfree < len(s.Aux.free) {
-		s.Aux.free[s.Aux.nfree] = n
-		s.Aux.nfree++
+// rewheelLocked rebuilds s's wheel after the shard renumbered its entries
+// (a compaction after a mass delete), filing every entry with a deadline
+// again. Entries already due fire at the next Advance.
+func (e *Engine) rewheelLocked(s *shardT) {
+	old := s.Aux.wheel
+	if old == nil {
+		return
 	}
+	s.Aux.wheel = nil
+	if old.Len() == 0 && s.LenLocked() == 0 {
+		return
+	}
+	w := ttl.New(old.Now(), e.tick)
+	s.RangeLocked(func(hd shard.Handle, ent *shard.Entry) bool {
+		if ent.Exp != noDeadline {
+			w.Schedule(hd, fireAt(ent.Exp))
+		}
+		return true
+	})
+	s.Aux.wheel = w
 }
 
 // insertLocked stores a new key (known absent) with deadline exp
 // (noDeadline: none) and wakes its watchers.
-func (e *Engine) insertLocked(s *shardT, key, value string, exp int64) {
-	var n *node
-	if k := s.Aux.nfree; k > 0 {
-		n = s.Aux.free[k-1]
-		s.Aux.free[k-1] = nil
-		s.Aux.nfree = k - 1
-	} else {
-		n = new(node)
-	}
-	n.Value = item{key: key, value: value, exp: noDeadline}
-	s.SetLocked(key, n)
+func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64) {
+	hd := s.InsertLocked(h, key, value, exp)
 	if exp != noDeadline {
-		e.scheduleLocked(s, n, exp)
+		e.scheduleLocked(s, hd, exp)
 	}
 	if len(s.Aux.watchers) != 0 {
 		e.notifyLocked(s, key)
 	}
 }
 
-// updateLocked overwrites a live node in place with value and deadline exp
+// updateLocked overwrites a live entry in place with value and deadline exp
 // and wakes its watchers.
-func (e *Engine) updateLocked(s *shardT, n *node, value string, exp int64) {
-	n.Value.value = value
-	e.setExpLocked(s, n, exp)
+func (e *Engine) updateLocked(s *shardT, r ref, value string, exp int64) {
+	r.e.Value = value
+	e.retimeLocked(s, r, exp)
+}
+
+// retimeLocked gives live entry r the deadline exp (noDeadline: none) and
+// wakes its watchers: the one path for a change that keeps the key.
+func (e *Engine) retimeLocked(s *shardT, r ref, exp int64) {
+	if exp != r.e.Exp {
+		if exp == noDeadline {
+			s.Aux.wheel.Cancel(r.hd)
+		} else {
+			e.scheduleLocked(s, r.hd, exp)
+		}
+		r.e.Exp = exp
+	}
 	if len(s.Aux.watchers) != 0 {
-		e.notifyLocked(s, n.Value.key)
+		e.notifyLocked(s, r.e.Key)
 	}
 }
 
-// retimeLocked gives live node n the deadline exp (noDeadline: none) and
-// wakes its watchers: the one path for a TTL change that keeps the key.
-func (e *Engine) retimeLocked(s *shardT, n *node, exp int64) {
-	e.setExpLocked(s, n, exp)
-	if len(s.Aux.watchers) != 0 {
-		e.notifyLocked(s, n.Value.key)
-	}
-}
-
-// setExpLocked changes n's deadline to exp (noDeadline: none), keeping the
-// wheel in step. It does not notify watchers.
-func (e *Engine) setExpLocked(s *shardT, n *node, exp int64) {
-	if exp == n.Value.exp {
-		return
-	}
-	if exp == noDeadline {
-		s.Aux.wheel.Cancel(n)
-		n.Value.exp = noDeadline
-		return
-	}
-	e.scheduleLocked(s, n, exp)
-}
-
-// scheduleLocked sets n's deadline to exp != noDeadline and files it in the
-// wheel at exp+1, kicking the reaper if that is earlier than its next wake.
-func (e *Engine) scheduleLocked(s *shardT, n *node, exp int64) {
-	n.Value.exp = exp
-	fire := exp + 1
+// fireAt is when the wheel fires a key with deadline exp: one nanosecond
+// after it, since the key is alive while now <= exp.
+func fireAt(exp int64) int64 {
 	if exp == math.MaxInt64 {
-		fire = exp
+		return exp
 	}
-	s.Aux.wheel.Schedule(n, fire)
+	return exp + 1
+}
+
+// scheduleLocked files hd in the wheel for deadline exp != noDeadline,
+// creating the shard's wheel on first use, and kicks the reaper if that is
+// earlier than its next wake.
+func (e *Engine) scheduleLocked(s *shardT, hd shard.Handle, exp int64) {
+	w := s.Aux.wheel
+	if w == nil {
+		w = ttl.New(e.start, e.tick)
+		s.Aux.wheel = w
+	}
+	fire := fireAt(exp)
+	w.Schedule(hd, fire)
 	if fire < e.nextWake.Load() {
 		select {
 		case e.kick <- struct{}{}:

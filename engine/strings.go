@@ -11,46 +11,59 @@ import (
 // one-shard critical section and Tx methods run inside Update.
 
 // Get returns the value of key, as Redis GET. ok is false if key is absent or
-// expired (an expired key is deleted). It is safe for concurrent use and
+// expired (an expired key is deleted). It is safe for concurrent use, takes
+// no lock unless the key has expired or a writer is busy on its shard, and
 // reads the clock only if key has a deadline.
 func (e *Engine) Get(key string) (value string, ok bool) {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
+	if v, ok := s.ReadVersion(); ok {
+		// The common case, a key without a deadline or no key: no clock.
+		if val, exp, found, valid := s.Peek(v, h, key); valid && exp == noDeadline {
+			return val, found
+		}
+	}
 	var c opClock
 	e.begin(&c)
-	s.Lock()
-	value, ok = e.getLocked(s, key, &c)
+	val, _, st, v := e.peek(s, h, key, &c, false)
+	switch st {
+	case peekAbsent:
+		return "", false
+	case peekLive:
+		return val, true
+	}
+	e.lockAfter(s, st, v, &c)
+	value, ok = e.getLocked(s, h, key, &c)
 	s.Unlock()
 	return value, ok
 }
 
-func (e *Engine) getLocked(s *shardT, key string, c *opClock) (string, bool) {
-	n := s.LoadLocked(key)
-	if n != nil && n.Value.exp != noDeadline {
-		n = e.checkLocked(s, n, c)
-	}
-	if n == nil {
+func (e *Engine) getLocked(s *shardT, h uint64, key string, c *opClock) (string, bool) {
+	r, ok := e.liveLocked(s, h, key, c)
+	if !ok {
 		return "", false
 	}
-	return n.Value.value, true
+	return r.e.Value, true
 }
 
 // Set stores value under key and clears any TTL, as Redis SET without
 // options. It never fails, is safe for concurrent use and never reads the
 // clock: the result is the same whether a stored key had expired or not.
 func (e *Engine) Set(key, value string) {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	s.Lock()
-	e.setLocked(s, key, value)
+	e.setLocked(s, h, key, value)
 	s.Unlock()
 }
 
-func (e *Engine) setLocked(s *shardT, key, value string) {
-	// An expired node is reused as is: overwriting it with no deadline is
+func (e *Engine) setLocked(s *shardT, h uint64, key, value string) {
+	// An expired entry is reused as is: overwriting it with no deadline is
 	// exactly deleting it and storing a new key (watchers fire either way).
-	if n := s.LoadLocked(key); n != nil {
-		e.updateLocked(s, n, value, noDeadline)
+	if hd, pos, ok := s.FindLocked(h, key); ok {
+		e.updateLocked(s, ref{hd: hd, pos: pos, e: s.EntryLocked(hd)}, value, noDeadline)
 	} else {
-		e.insertLocked(s, key, value, noDeadline)
+		e.insertLocked(s, h, key, value, noDeadline)
 	}
 }
 
@@ -61,50 +74,58 @@ func (e *Engine) SetPX(key, value string, ttl time.Duration) error {
 	if ttl <= 0 {
 		return ErrInvalidTTL
 	}
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	err := e.setPXLocked(s, key, value, ttl, &c)
+	err := e.setPXLocked(s, h, key, value, ttl, &c)
 	s.Unlock()
 	return err
 }
 
-func (e *Engine) setPXLocked(s *shardT, key, value string, ttl time.Duration, c *opClock) error {
+func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opClock) error {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return ErrInvalidTTL
 	}
-	if n := e.liveLocked(s, key, c); n != nil {
-		e.updateLocked(s, n, value, exp)
+	if r, ok := e.liveLocked(s, h, key, c); ok {
+		e.updateLocked(s, r, value, exp)
 	} else {
-		e.insertLocked(s, key, value, exp)
+		e.insertLocked(s, h, key, value, exp)
 	}
 	return nil
 }
 
 // SetNX stores value under key only if key is absent (or expired), as Redis
 // SETNX, and reports whether it did. It never touches a TTL: a key it creates
-// has none. It is safe for concurrent use.
+// has none. It is safe for concurrent use; finding the key held takes no
+// lock.
 func (e *Engine) SetNX(key, value string) bool {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
+	if v, ok := s.ReadVersion(); ok {
+		if _, exp, found, valid := s.Peek(v, h, key); valid && found && exp == noDeadline {
+			return false // held, and without a deadline: no clock needed
+		}
+	}
 	var c opClock
 	e.begin(&c)
-	s.Lock()
-	ok := e.setNXLocked(s, key, value, &c)
+	_, _, st, v := e.peek(s, h, key, &c, false)
+	if st == peekLive {
+		return false
+	}
+	e.lockAfter(s, st, v, &c)
+	ok := e.setNXLocked(s, h, key, value, &c)
 	s.Unlock()
 	return ok
 }
 
-func (e *Engine) setNXLocked(s *shardT, key, value string, c *opClock) bool {
-	n := s.LoadLocked(key)
-	if n != nil && n.Value.exp != noDeadline {
-		n = e.checkLocked(s, n, c)
-	}
-	if n != nil {
+func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, c *opClock) bool {
+	if _, held := e.liveLocked(s, h, key, c); held {
 		return false
 	}
-	e.insertLocked(s, key, value, noDeadline)
+	e.insertLocked(s, h, key, value, noDeadline)
 	return true
 }
 
@@ -112,33 +133,39 @@ func (e *Engine) setNXLocked(s *shardT, key, value string, c *opClock) bool {
 // expired), as Redis SET key value NX PX ttl: the lock acquisition. It
 // reports whether it wrote; it returns ErrInvalidTTL, changing nothing, if
 // ttl <= 0 or the deadline overflows (checked before the key, as Redis
-// does). It is safe for concurrent use.
+// does). It is safe for concurrent use; finding the key held takes no lock.
 func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
 	}
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	s.Lock()
-	ok, err := e.setNXPXLocked(s, key, value, ttl, &c)
+	// The deadline's overflow is checked before the key, as Redis does,
+	// so a held key answers with a time read inside the snapshot.
+	_, _, st, v := e.peek(s, h, key, &c, true)
+	if st == peekLive {
+		if _, ok := deadline(e.at(&c), ttl); !ok {
+			return false, ErrInvalidTTL
+		}
+		return false, nil
+	}
+	e.lockAfter(s, st, v, &c)
+	ok, err := e.setNXPXLocked(s, h, key, value, ttl, &c)
 	s.Unlock()
 	return ok, err
 }
 
-func (e *Engine) setNXPXLocked(s *shardT, key, value string, ttl time.Duration, c *opClock) (bool, error) {
+func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opClock) (bool, error) {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	n := s.LoadLocked(key)
-	if n != nil && n.Value.exp != noDeadline {
-		n = e.checkLocked(s, n, c)
-	}
-	if n != nil {
+	if _, held := e.liveLocked(s, h, key, c); held {
 		return false, nil
 	}
-	e.insertLocked(s, key, value, exp)
+	e.insertLocked(s, h, key, value, exp)
 	return true, nil
 }
 
@@ -154,17 +181,25 @@ func (e *Engine) SetNXPXFenced(key, value string, ttl time.Duration) (fence int6
 	if ttl <= 0 {
 		return 0, false, ErrInvalidTTL
 	}
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	s.Lock()
-	fence, ok, err = e.setNXPXFencedLocked(s, key, value, ttl, &c)
+	_, _, st, v := e.peek(s, h, key, &c, true)
+	if st == peekLive {
+		if _, ok := deadline(e.at(&c), ttl); !ok {
+			return 0, false, ErrInvalidTTL
+		}
+		return 0, false, nil
+	}
+	e.lockAfter(s, st, v, &c)
+	fence, ok, err = e.setNXPXFencedLocked(s, h, key, value, ttl, &c)
 	s.Unlock()
 	return fence, ok, err
 }
 
-func (e *Engine) setNXPXFencedLocked(s *shardT, key, value string, ttl time.Duration, c *opClock) (int64, bool, error) {
-	ok, err := e.setNXPXLocked(s, key, value, ttl, c)
+func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opClock) (int64, bool, error) {
+	ok, err := e.setNXPXLocked(s, h, key, value, ttl, c)
 	if !ok {
 		return 0, false, err
 	}
@@ -188,11 +223,12 @@ func (e *Engine) SetWith(key, value string, args SetArgs) (SetResult, error) {
 	if err != nil {
 		return SetResult{}, err
 	}
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	res, err := e.setWithLocked(s, key, value, &args, at, &c)
+	res, err := e.setWithLocked(s, h, key, value, &args, at, &c)
 	s.Unlock()
 	return res, err
 }
@@ -220,7 +256,7 @@ func (args *SetArgs) check() (int64, error) {
 	return at, nil
 }
 
-func (e *Engine) setWithLocked(s *shardT, key, value string, args *SetArgs, at int64, c *opClock) (SetResult, error) {
+func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *SetArgs, at int64, c *opClock) (SetResult, error) {
 	exp := at
 	if args.TTL > 0 {
 		var ok bool
@@ -228,42 +264,42 @@ func (e *Engine) setWithLocked(s *shardT, key, value string, args *SetArgs, at i
 			return SetResult{}, ErrInvalidTTL
 		}
 	}
-	n := e.liveLocked(s, key, c)
+	r, held := e.liveLocked(s, h, key, c)
 	var res SetResult
-	if n != nil {
-		res.Old, res.HadOld = n.Value.value, true
+	if held {
+		res.Old, res.HadOld = r.e.Value, true
 	}
 	switch args.Cond {
 	case IfAbsent:
-		res.Written = n == nil
+		res.Written = !held
 	case IfPresent:
-		res.Written = n != nil
+		res.Written = held
 	case IfEqual:
-		res.Written = n != nil && n.Value.value == args.Match
+		res.Written = held && r.e.Value == args.Match
 	case IfNotEqual:
-		res.Written = n == nil || n.Value.value != args.Match
+		res.Written = !held || r.e.Value != args.Match
 	default:
 		res.Written = true
 	}
 	if !res.Written {
 		return res, nil
 	}
-	if args.KeepTTL && n != nil {
-		exp = n.Value.exp
+	if args.KeepTTL && held {
+		exp = r.e.Exp
 	}
 	if at != noDeadline && exp < e.at(c) {
 		// A deadline already passed: the write happens and the key is gone.
-		if n != nil {
-			e.removeLocked(s, n)
+		if held {
+			e.removeLocked(s, r)
 		} else if len(s.Aux.watchers) != 0 {
 			e.notifyLocked(s, key)
 		}
 		return res, nil
 	}
-	if n != nil {
-		e.updateLocked(s, n, value, exp)
+	if held {
+		e.updateLocked(s, r, value, exp)
 	} else {
-		e.insertLocked(s, key, value, exp)
+		e.insertLocked(s, h, key, value, exp)
 	}
 	return res, nil
 }
@@ -272,48 +308,47 @@ func (e *Engine) setWithLocked(s *shardT, key, value string, args *SetArgs, at i
 // value, as Redis GETSET; ok is false if key was absent or expired. It is
 // safe for concurrent use.
 func (e *Engine) GetSet(key, value string) (old string, ok bool) {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	old, ok = e.getSetLocked(s, key, value, &c)
+	old, ok = e.getSetLocked(s, h, key, value, &c)
 	s.Unlock()
 	return old, ok
 }
 
-func (e *Engine) getSetLocked(s *shardT, key, value string, c *opClock) (string, bool) {
-	n := s.LoadLocked(key)
-	if n != nil && n.Value.exp != noDeadline {
-		n = e.checkLocked(s, n, c)
-	}
-	if n == nil {
-		e.insertLocked(s, key, value, noDeadline)
+func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opClock) (string, bool) {
+	r, held := e.liveLocked(s, h, key, c)
+	if !held {
+		e.insertLocked(s, h, key, value, noDeadline)
 		return "", false
 	}
-	old := n.Value.value
-	e.updateLocked(s, n, value, noDeadline)
+	old := r.e.Value
+	e.updateLocked(s, r, value, noDeadline)
 	return old, true
 }
 
 // GetDel deletes key and returns its value, as Redis GETDEL; ok is false if
 // key was absent or expired. It is safe for concurrent use.
 func (e *Engine) GetDel(key string) (value string, ok bool) {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	value, ok = e.getDelLocked(s, key, &c)
+	value, ok = e.getDelLocked(s, h, key, &c)
 	s.Unlock()
 	return value, ok
 }
 
-func (e *Engine) getDelLocked(s *shardT, key string, c *opClock) (string, bool) {
-	n := e.liveLocked(s, key, c)
-	if n == nil {
+func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opClock) (string, bool) {
+	r, held := e.liveLocked(s, h, key, c)
+	if !held {
 		return "", false
 	}
-	v := n.Value.value
-	e.removeLocked(s, n)
+	v := r.e.Value
+	e.removeLocked(s, r)
 	return v, true
 }
 
@@ -324,21 +359,22 @@ func (e *Engine) getDelLocked(s *shardT, key string, c *opClock) (string, bool) 
 // no leading zeros, "-0" rejected), and ErrOverflow if the sum overflows;
 // then nothing changes. It is safe for concurrent use.
 func (e *Engine) IncrBy(key string, n int64) (int64, error) {
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	v, err := e.incrByLocked(s, key, n, &c)
+	v, err := e.incrByLocked(s, h, key, n, &c)
 	s.Unlock()
 	return v, err
 }
 
-func (e *Engine) incrByLocked(s *shardT, key string, n int64, c *opClock) (int64, error) {
-	nd := e.liveLocked(s, key, c)
+func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opClock) (int64, error) {
+	r, held := e.liveLocked(s, h, key, c)
 	var cur int64
-	if nd != nil {
+	if held {
 		var ok bool
-		if cur, ok = parseInt(nd.Value.value); !ok {
+		if cur, ok = parseInt(r.e.Value); !ok {
 			return 0, ErrNotInteger
 		}
 	}
@@ -347,10 +383,10 @@ func (e *Engine) incrByLocked(s *shardT, key string, n int64, c *opClock) (int64
 	}
 	sum := cur + n
 	v := strconv.FormatInt(sum, 10)
-	if nd != nil {
-		e.updateLocked(s, nd, v, nd.Value.exp)
+	if held {
+		e.updateLocked(s, r, v, r.e.Exp)
 	} else {
-		e.insertLocked(s, key, v, noDeadline)
+		e.insertLocked(s, h, key, v, noDeadline)
 	}
 	return sum, nil
 }

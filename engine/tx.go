@@ -47,18 +47,19 @@ type Tx struct {
 	done   bool  // Update returned
 }
 
-// shard returns key's shard, which must be locked by this section.
-func (tx *Tx) shard(key string) *shardT {
+// shard returns key's hash and shard, which must be locked by this section.
+func (tx *Tx) shard(key string) (*shardT, uint64) {
 	if tx.done {
 		panic("engine: Tx used after its Update returned")
 	}
-	i := tx.e.m.ShardIndex(key)
+	h := tx.e.m.Hash(key)
+	s, i := tx.e.m.Shard(h)
 	if !tx.all {
 		if _, ok := slices.BinarySearch(tx.shards, i); !ok {
 			panic(fmt.Sprintf("engine: Tx: key %q was not given to Update", key))
 		}
 	}
-	return tx.e.m.ShardAt(i)
+	return s, h
 }
 
 // Now returns the section's time, the same for every call of the section.
@@ -66,11 +67,15 @@ func (tx *Tx) Now() time.Time { return time.Unix(0, tx.e.at(&tx.c)) }
 
 // Get is Engine.Get inside the section.
 func (tx *Tx) Get(key string) (string, bool) {
-	return tx.e.getLocked(tx.shard(key), key, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.getLocked(s, h, key, &tx.c)
 }
 
 // Set is Engine.Set inside the section.
-func (tx *Tx) Set(key, value string) { tx.e.setLocked(tx.shard(key), key, value) }
+func (tx *Tx) Set(key, value string) {
+	s, h := tx.shard(key)
+	tx.e.setLocked(s, h, key, value)
+}
 
 // SetWith is Engine.SetWith inside the section.
 func (tx *Tx) SetWith(key, value string, args SetArgs) (SetResult, error) {
@@ -78,7 +83,8 @@ func (tx *Tx) SetWith(key, value string, args SetArgs) (SetResult, error) {
 	if err != nil {
 		return SetResult{}, err
 	}
-	return tx.e.setWithLocked(tx.shard(key), key, value, &args, at, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.setWithLocked(s, h, key, value, &args, at, &tx.c)
 }
 
 // SetNXPXFenced is Engine.SetNXPXFenced inside the section.
@@ -86,24 +92,27 @@ func (tx *Tx) SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, 
 	if ttl <= 0 {
 		return 0, false, ErrInvalidTTL
 	}
-	return tx.e.setNXPXFencedLocked(tx.shard(key), key, value, ttl, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.setNXPXFencedLocked(s, h, key, value, ttl, &tx.c)
 }
 
 // GetSet is Engine.GetSet inside the section.
 func (tx *Tx) GetSet(key, value string) (string, bool) {
-	return tx.e.getSetLocked(tx.shard(key), key, value, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.getSetLocked(s, h, key, value, &tx.c)
 }
 
 // GetDel is Engine.GetDel inside the section.
 func (tx *Tx) GetDel(key string) (string, bool) {
-	return tx.e.getDelLocked(tx.shard(key), key, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.getDelLocked(s, h, key, &tx.c)
 }
 
 // Del is Engine.Del inside the section.
 func (tx *Tx) Del(keys ...string) int {
 	n := 0
 	for _, k := range keys {
-		if tx.e.delLocked(tx.shard(k), k, &tx.c) {
+		if s, h := tx.shard(k); tx.e.delLocked(s, h, k, &tx.c) {
 			n++
 		}
 	}
@@ -112,7 +121,9 @@ func (tx *Tx) Del(keys ...string) int {
 
 // Exists is Engine.Exists inside the section.
 func (tx *Tx) Exists(key string) bool {
-	return tx.e.liveLocked(tx.shard(key), key, &tx.c) != nil
+	s, h := tx.shard(key)
+	_, ok := tx.e.liveLocked(s, h, key, &tx.c)
+	return ok
 }
 
 // PExpireCond is Engine.PExpireCond inside the section.
@@ -120,7 +131,8 @@ func (tx *Tx) PExpireCond(key string, ttl time.Duration, cond ExpireCond) (bool,
 	if cond > ExpireLT {
 		return false, ErrSyntax
 	}
-	return tx.e.pexpireLocked(tx.shard(key), key, ttl, cond, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.pexpireLocked(s, h, key, ttl, cond, &tx.c)
 }
 
 // PExpireAtCond is Engine.PExpireAtCond inside the section.
@@ -132,43 +144,51 @@ func (tx *Tx) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool, er
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	return tx.e.expireLocked(tx.shard(key), key, exp, cond, &tx.c), nil
+	s, h := tx.shard(key)
+	return tx.e.expireLocked(s, h, key, exp, cond, &tx.c), nil
 }
 
 // PTTL is Engine.PTTL inside the section.
 func (tx *Tx) PTTL(key string) (time.Duration, bool) {
-	_, d, ok := tx.e.getPTTLLocked(tx.shard(key), key, &tx.c)
+	s, h := tx.shard(key)
+	_, d, ok := tx.e.getPTTLLocked(s, h, key, &tx.c)
 	return d, ok
 }
 
 // GetPTTL is Engine.GetPTTL inside the section.
 func (tx *Tx) GetPTTL(key string) (string, time.Duration, bool) {
-	return tx.e.getPTTLLocked(tx.shard(key), key, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.getPTTLLocked(s, h, key, &tx.c)
 }
 
 // ExpireTime is Engine.ExpireTime inside the section.
 func (tx *Tx) ExpireTime(key string) (time.Time, bool) {
-	return tx.e.expireTimeLocked(tx.shard(key), key, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.expireTimeLocked(s, h, key, &tx.c)
 }
 
 // Persist is Engine.Persist inside the section.
 func (tx *Tx) Persist(key string) bool {
-	return tx.e.persistLocked(tx.shard(key), key, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.persistLocked(s, h, key, &tx.c)
 }
 
 // IncrBy is Engine.IncrBy inside the section.
 func (tx *Tx) IncrBy(key string, n int64) (int64, error) {
-	return tx.e.incrByLocked(tx.shard(key), key, n, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.incrByLocked(s, h, key, n, &tx.c)
 }
 
 // CompareAndDelete is Engine.CompareAndDelete inside the section.
 func (tx *Tx) CompareAndDelete(key, value string) bool {
-	return tx.e.compareAndDeleteLocked(tx.shard(key), key, value, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.compareAndDeleteLocked(s, h, key, value, &tx.c)
 }
 
 // CompareAndSwap is Engine.CompareAndSwap inside the section.
 func (tx *Tx) CompareAndSwap(key, old, value string) bool {
-	return tx.e.compareAndSwapLocked(tx.shard(key), key, old, value, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.compareAndSwapLocked(s, h, key, old, value, &tx.c)
 }
 
 // CompareAndPExpire is Engine.CompareAndPExpire inside the section.
@@ -176,7 +196,8 @@ func (tx *Tx) CompareAndPExpire(key, value string, ttl time.Duration) (bool, err
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
 	}
-	return tx.e.compareAndPExpireLocked(tx.shard(key), key, value, ttl, &tx.c)
+	s, h := tx.shard(key)
+	return tx.e.compareAndPExpireLocked(s, h, key, value, ttl, &tx.c)
 }
 
 // Range calls fn with every live key of the section's shards (all keys when

@@ -40,8 +40,9 @@ func TestUpdateUndeclaredKeyPanics(t *testing.T) {
 	// Find a key in another shard than "a".
 	other := ""
 	for i := 0; other == ""; i++ {
-		if k := "k" + strconv.Itoa(i); e.m.ShardIndex(k) != e.m.ShardIndex("a") {
-			other = k
+		_, ki := e.m.Shard(e.m.Hash("k" + strconv.Itoa(i)))
+		if _, ai := e.m.Shard(e.m.Hash("a")); ki != ai {
+			other = "k" + strconv.Itoa(i)
 		}
 	}
 	func() {

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/nxkv/nxkv/shard"
 )
 
-// verify checks the invariants documented on item and shardState on every
-// shard and returns the first violation. Tests call it (through Verify in
-// export_test.go) after operations; it locks each shard in turn.
+// verify checks the invariants documented in store.go on every shard, and
+// the shard's own (shard.VerifyLocked), and returns the first violation.
+// Tests call it (through Verify in export_test.go) after operations; it
+// locks each shard in turn.
 func (e *Engine) verify() error {
 	for i := range e.m.Shards() {
 		s := e.m.ShardAt(i)
@@ -22,25 +24,32 @@ func (e *Engine) verify() error {
 }
 
 func (e *Engine) verifyLocked(s *shardT, i int) error {
+	if err := s.VerifyLocked(); err != nil {
+		return fmt.Errorf("engine: shard %d: %w", i, err)
+	}
+	w := s.Aux.wheel
 	scheduled := 0
 	var err error
-	s.RangeLocked(func(key string, n *node) bool {
-		d, sched := n.Deadline()
-		switch {
-		case n.Value.key != key:
-			err = fmt.Errorf("engine: shard %d: node under %q holds key %q", i, key, n.Value.key)
-		case e.m.ShardIndex(key) != i:
-			err = fmt.Errorf("engine: key %q in shard %d, belongs in %d", key, i, e.m.ShardIndex(key))
-		case n.Value.exp == noDeadline && sched:
-			err = fmt.Errorf("engine: key %q without deadline is scheduled", key)
-		case n.Value.exp != noDeadline && !sched:
-			// Only a fired node awaiting the reaper may be unscheduled, and
-			// it is expired (the wheel fired it at exp+1 or later).
-			if n.Value.exp >= s.Aux.wheel.Now() {
-				err = fmt.Errorf("engine: key %q with deadline %d is not scheduled (wheel at %d)", key, n.Value.exp, s.Aux.wheel.Now())
+	s.RangeLocked(func(hd shard.Handle, ent *shard.Entry) bool {
+		h := e.m.Hash(ent.Key)
+		var d int64
+		var sched bool
+		if w != nil {
+			d, sched = w.Deadline(hd)
+		}
+		switch _, si := e.m.Shard(h); {
+		case si != i:
+			err = fmt.Errorf("engine: key %q in shard %d, belongs in %d", ent.Key, i, si)
+		case ent.Exp == noDeadline && sched:
+			err = fmt.Errorf("engine: key %q without deadline is scheduled", ent.Key)
+		case ent.Exp != noDeadline && !sched:
+			// Only a fired entry awaiting the reaper may be unscheduled,
+			// and it is expired (the wheel fired it at Exp+1 or later).
+			if w == nil || ent.Exp >= w.Now() {
+				err = fmt.Errorf("engine: key %q with deadline %d is not scheduled", ent.Key, ent.Exp)
 			}
-		case sched && d != n.Value.exp+1 && !(n.Value.exp == math.MaxInt64 && d == n.Value.exp):
-			err = fmt.Errorf("engine: key %q with deadline %d scheduled at %d, want deadline+1", key, n.Value.exp, d)
+		case sched && d != fireAt(ent.Exp):
+			err = fmt.Errorf("engine: key %q with deadline %d scheduled at %d, want deadline+1", ent.Key, ent.Exp, d)
 		}
 		if sched {
 			scheduled++
@@ -50,13 +59,8 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 	if err != nil {
 		return err
 	}
-	if w := s.Aux.wheel.Len(); w != scheduled {
-		return fmt.Errorf("engine: shard %d: wheel holds %d nodes, map holds %d scheduled", i, w, scheduled)
-	}
-	for _, n := range s.Aux.free[:s.Aux.nfree] {
-		if n.Value != (item{}) || n.Scheduled() {
-			return fmt.Errorf("engine: shard %d: recycled node not clean: %+v", i, n.Value)
-		}
+	if w != nil && w.Len() != scheduled {
+		return fmt.Errorf("engine: shard %d: wheel holds %d handles, %d stored entries are scheduled", i, w.Len(), scheduled)
 	}
 	for key, ws := range s.Aux.watchers {
 		if len(ws) == 0 {

@@ -33,11 +33,12 @@ func (e *Engine) notifyLocked(s *shardT, key string) {
 // change, so earlier watchers fire) before the new watch starts.
 func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {
 	w := &watcher{ch: make(chan struct{})}
-	s := e.m.Shard(key)
+	h := e.m.Hash(key)
+	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	e.liveLocked(s, key, &c)
+	e.liveLocked(s, h, key, &c)
 	if s.Aux.watchers == nil {
 		s.Aux.watchers = make(map[string][]*watcher)
 	}

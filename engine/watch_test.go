@@ -160,7 +160,7 @@ func TestWatchStop(t *testing.T) {
 	}
 	stopA() // after firing: no-op
 	stopC()
-	s := e.m.Shard("k")
+	s, _ := e.m.Shard(e.m.Hash("k"))
 	s.Lock()
 	n := len(s.Aux.watchers)
 	s.Unlock()

@@ -1,159 +1,487 @@
-// Package shard is a hash-sharded map from string keys to values, with one
-// mutex per shard.
+// Package shard is the engine's storage: a hash-sharded table from string
+// keys to entries (key, value, deadline), with one writer lock per shard and
+// reads that take no lock.
 //
-// A key belongs to exactly one shard, chosen by the xxhash of the key masked
-// to a power-of-two shard count. Callers lock that shard and use the Locked
-// accessors, so any read-modify-write of one key is a single critical section
-// on one shard: that is what lets a caller such as the engine make each
-// single-key operation linearizable while operations on keys in other shards
-// run in parallel.
+// # Model
 //
-// Each shard also carries an Aux value of the caller's type (for example a
-// timer wheel and a watcher list) guarded by the same mutex, so per-shard
-// bookkeeping needs no second lock.
+// A Map hashes each key once, with a per-Map random seed (hash/maphash), so
+// no one can choose keys that collide on purpose. The top bits of the hash
+// pick the shard; the rest place the key in the shard's table. Callers keep
+// the hash and pass it to every call on that key.
 //
-// Shards are padded so that two shards' mutexes never share a cache line
-// (nor an adjacent-line prefetch pair), which keeps goroutines working on
-// different shards from slowing each other down.
+// A shard's table is an open-addressing index in the style of Swiss tables:
+// groups of eight slots, each group a control word holding a 7-bit tag per
+// slot (or empty, or deleted) and eight 32-bit handles. A lookup compares a
+// group's eight tags in a few word operations and only follows handles
+// whose tag matches. Handles point into the shard's entry store, chunks of
+// 64 entries that never move while a handle is in use, so a handle is a
+// stable name for an entry: a timer wheel can link entries by handle (see
+// package ttl). Deleted entries go on a free list and are reused first.
 //
-// Memory: Go maps never shrink. A shard records the peak length of its map
-// and, when a deletion leaves it at or below a quarter of that peak (and the
-// peak is at least ShrinkFloor), it rebuilds the map by copying the remaining
-// entries into a fresh one, but only when at most MaxShrinkCopy entries
-// remain, so that the copy keeps the lock hold well under a millisecond. An
-// emptied shard whose peak was at least EmptyFloor simply gets a fresh map.
-// The limitation: a shard that stays above MaxShrinkCopy entries after a
-// large peak keeps the peak's memory until it drains further.
+// # Concurrency
+//
+// A shard's lock is a sequence word: even while no writer holds the shard,
+// odd while one does; every write section advances it by two. Writers lock
+// it (Lock, Unlock) and use the ...Locked methods. Readers call Peek, which
+// takes no lock and writes nothing shared: it reads the sequence word,
+// probes and copies the entry, and reads the word again; if a writer was
+// inside or intervened, the copy may be torn and is thrown away (valid is
+// false), and the caller retries or locks. A valid Peek is a consistent
+// snapshot of one instant, so reads are linearizable, and cores reading the
+// same keys share cache lines instead of bouncing a lock's line between
+// them. Peek's own memory accesses are invisible to the race detector (the
+// sequence check is what makes them safe); the sequence word is atomic, so
+// the race detector still sees every write ordered before the reads that
+// follow a valid Peek, such as the bytes of a returned value.
+//
+// Contended writers spin briefly, then one at a time park on a mutex, so a
+// busy shard does not burn every core.
+//
+// # Memory
+//
+// An entry is 40 bytes plus its strings, which are the caller's own (never
+// copied). The index costs 5 bytes per slot at a load of 7/16 to 7/8. When a
+// shard's live entries fall to a quarter of its capacity (and to at most
+// MaxCompact), both the index and the entry store are rebuilt at the right
+// size, returning memory after a mass delete or expiry; handles change then,
+// which DeleteLocked reports.
 package shard
 
 import (
+	"fmt"
+	"hash/maphash"
+	"math"
 	"math/bits"
 	"runtime"
 	"sync"
-
-	"github.com/cespare/xxhash/v2"
+	"sync/atomic"
 )
 
+// Entry is one stored key. Exp is the caller's: the engine keeps the key's
+// deadline in it; a free entry's Exp links the free list.
+type Entry struct {
+	Key   string
+	Value string
+	Exp   int64
+}
+
+// Handle names an entry of a shard; it is stable until a DeleteLocked that
+// reports a compaction.
+type Handle = int32
+
 const (
-	// ShrinkFloor is the smallest peak length at which a shard considers
-	// rebuilding its map: below it the memory a Go map keeps is too small to
-	// be worth a copy.
-	ShrinkFloor = 1024
-	// EmptyFloor is the smallest peak length at which an emptied shard gets
-	// a fresh map (no copy needed); smaller maps are kept for reuse.
-	EmptyFloor = 128
-	// MaxShrinkCopy is the largest number of live entries a shard copies into
-	// a fresh map while holding its lock: BenchmarkShrink measures that copy,
-	// well under a millisecond on an unloaded core.
-	MaxShrinkCopy = 4096
+	groupSlots = 8
+	chunkBits  = 6
+	chunkSize  = 1 << chunkBits // entries per chunk: 2.5 KiB
+
+	ctrlEmpty   = 0x80
+	ctrlDeleted = 0xFE
+	lsb         = 0x0101010101010101
+	msb         = 0x8080808080808080
+
+	// minGroups is the smallest index: 8 groups, 64 slots.
+	minGroups = 8
+	// MaxCompact is the most live entries a shard rebuilds while holding
+	// its lock when it shrinks (about 100 µs of work), so a shrink never
+	// stalls its shard for long; a shard that stays above it keeps its
+	// capacity until it drains further.
+	MaxCompact = 4096
 	// MinShards is the smallest default shard count.
 	MinShards = 16
 )
 
-// padding separates the fields of neighbouring shards by at least 128 bytes:
-// two cache lines, because x86 prefetches lines in adjacent pairs.
-const padding = 128
+// group is eight index slots: ctrl holds one byte per slot (empty, deleted,
+// or the 7-bit tag of a full slot), h the handles of the full ones.
+type group struct {
+	ctrl uint64
+	h    [groupSlots]Handle
+}
 
-// Shard is one partition of a Map: a Go map and the caller's Aux state, both
-// guarded by the shard's mutex. A Shard must not be copied. Its methods whose
-// names end in Locked require the caller to hold the lock (Lock/Unlock).
-type Shard[V, A any] struct {
-	mu sync.Mutex
-	m  map[string]V // guarded by mu
-	// peak is the largest len(m) since m was last allocated; guarded by mu.
-	peak int
-	// Aux is the caller's per-shard state, guarded by the shard's mutex: read
-	// or write it only between Lock and Unlock.
+type chunk [chunkSize]Entry
+
+// table is what Peek reads: replaced, never resized in place, so that a
+// reader holding an old one sees consistent lengths.
+type table struct {
+	groups []group
+	mask   uint64 // len(groups)-1
+	chunks []*chunk
+}
+
+// Table is a shard's storage and its lock: everything of a Shard but the
+// caller's Aux. Its fields are guarded by its lock (Lock/Unlock) except seq
+// and what Peek reads. A Table must not be copied.
+type Table struct {
+	// seq is even while the shard is free and odd while a writer holds it;
+	// only ever accessed atomically. It is a plain uint64, not an
+	// atomic.Uint64, so that Lock stays within the inliner's budget; the
+	// atomic.Uint64 below makes every Table (and Shard) 8-byte aligned, as
+	// 64-bit atomics need on 32-bit platforms.
+	seq uint64
+	_   atomic.Uint64
+	t   *table // written under the lock; read by Peek without it
+
+	live int    // guarded by the lock: full index slots
+	dead int    // guarded by the lock: deleted index slots
+	used Handle // guarded by the lock: entries ever handed out of the chunks
+	free Handle // guarded by the lock: head of the free entries (-1: none)
+
+	seed maphash.Seed // the Map's, to rehash keys when the index is rebuilt
+	park sync.Mutex   // contended writers queue here, one spinning at a time
+}
+
+// Shard is one partition of a Map: a Table and the caller's per-shard
+// state. A Shard must not be copied.
+type Shard[A any] struct {
+	Table
+
+	// Aux is the caller's per-shard state, guarded by the shard's lock.
 	Aux A
 
-	_ [padding]byte
+	// padding keeps neighbouring shards' lock words two cache lines apart
+	// (x86 prefetches lines in adjacent pairs), so writers of one shard do
+	// not slow readers of the next.
+	_ [128]byte
 }
 
-// Lock locks the shard.
-func (s *Shard[V, A]) Lock() { s.mu.Lock() }
-
-// Unlock unlocks the shard.
-func (s *Shard[V, A]) Unlock() { s.mu.Unlock() }
-
-// GetLocked returns the value stored under key and whether it is present.
-// The caller must hold the lock.
-func (s *Shard[V, A]) GetLocked(key string) (V, bool) {
-	v, ok := s.m[key]
-	return v, ok
-}
-
-// LoadLocked returns the value stored under key, or the zero V if key is
-// absent: for pointer values, a one-result GetLocked. The caller must hold
-// the lock.
-func (s *Shard[V, A]) LoadLocked(key string) V {
-	return s.m[key]
-}
-
-// SetLocked stores v under key, inserting or overwriting it. The caller must
-// hold the lock.
-func (s *Shard[V, A]) SetLocked(key string, v V) {
-	s.m[key] = v
-	if n := len(s.m); n > s.peak {
-		s.peak = n
+// Lock locks the shard for writing. A reader's Peek fails while it is held.
+func (s *Table) Lock() {
+	// An odd v (held) expects v-1 and so fails: no branch on the parity.
+	if v := atomic.LoadUint64(&s.seq); !atomic.CompareAndSwapUint64(&s.seq, v&^1, v|1) {
+		s.lockSlow()
 	}
 }
 
-// DeleteLocked removes key if present (doing nothing otherwise) and may
-// rebuild the shard's map to return memory, see the package doc. The caller
-// must hold the lock.
-func (s *Shard[V, A]) DeleteLocked(key string) {
-	delete(s.m, key)
-	if len(s.m) <= s.peak/4 && (s.peak >= ShrinkFloor || len(s.m) == 0 && s.peak >= EmptyFloor) {
-		s.shrinkLocked()
-	}
-}
-
-// shrinkLocked replaces m with a right-sized copy when that is cheap enough.
-func (s *Shard[V, A]) shrinkLocked() {
-	n := len(s.m)
-	switch {
-	case n == 0:
-		s.m = make(map[string]V)
-	case n <= MaxShrinkCopy:
-		m := make(map[string]V, n)
-		for k, v := range s.m {
-			m[k] = v
+func (s *Table) lockSlow() {
+	s.park.Lock()
+	for i := 0; ; i++ {
+		if v := atomic.LoadUint64(&s.seq); v&1 == 0 && atomic.CompareAndSwapUint64(&s.seq, v, v+1) {
+			break
 		}
-		s.m = m
-	default:
-		return
+		if i >= 16 {
+			runtime.Gosched()
+		}
 	}
-	s.peak = n
+	s.park.Unlock()
 }
 
-// LenLocked returns the number of entries in the shard. The caller must hold
-// the lock.
-func (s *Shard[V, A]) LenLocked() int { return len(s.m) }
+// Unlock unlocks the shard, publishing the writes made under the lock.
+func (s *Table) Unlock() { atomic.AddUint64(&s.seq, 1) }
 
-// RangeLocked calls f for each entry until f returns false. f must not add
-// or delete entries. The caller must hold the lock.
-func (s *Shard[V, A]) RangeLocked(f func(key string, v V) bool) {
-	for k, v := range s.m {
-		if !f(k, v) {
+// init readies an empty shard.
+func (s *Table) init(seed maphash.Seed) {
+	s.seed = seed
+	s.free = -1
+	s.t = &table{groups: newGroups(minGroups), mask: minGroups - 1}
+}
+
+func newGroups(n int) []group {
+	g := make([]group, n)
+	for i := range g {
+		g[i].ctrl = lsb * ctrlEmpty
+	}
+	return g
+}
+
+// matchTag returns a word with the high bit set in each byte of ctrl equal
+// to tag (and, rarely, in a byte just above one: callers compare keys).
+func matchTag(ctrl uint64, tag uint8) uint64 {
+	x := ctrl ^ (lsb * uint64(tag))
+	return (x - lsb) &^ x & msb
+}
+
+// matchEmpty returns the empty bytes of ctrl (0x80: high bit set, bit 1
+// clear; deleted is 0xFE).
+func matchEmpty(ctrl uint64) uint64 { return ctrl &^ (ctrl << 6) & msb }
+
+// matchFree returns the empty and deleted bytes of ctrl.
+func matchFree(ctrl uint64) uint64 { return ctrl & msb }
+
+// tagOf and groupOf split a hash: the low 7 bits are the tag, the bits
+// above them pick the first group; the Map's shard choice uses the top bits.
+func tagOf(h uint64) uint8                 { return uint8(h & 0x7f) }
+func groupOf(h uint64, mask uint64) uint64 { return (h >> 7) & mask }
+
+// ReadVersion starts an optimistic read: it returns the shard's version,
+// and ok false while a writer holds the shard. Pass the version to Peek,
+// Unchanged and Upgrade. It is safe for concurrent use.
+func (s *Table) ReadVersion() (v uint64, ok bool) {
+	v = atomic.LoadUint64(&s.seq)
+	return v, v&1 == 0
+}
+
+// Unchanged reports whether no writer has locked the shard since
+// ReadVersion returned v: everything read since is one consistent snapshot.
+func (s *Table) Unchanged(v uint64) bool { return atomic.LoadUint64(&s.seq) == v }
+
+// Upgrade locks the shard for writing if it is unchanged since version v,
+// so that what a reader saw still holds once it writes; it reports whether
+// it did. On false the shard is not locked.
+func (s *Table) Upgrade(v uint64) bool { return atomic.CompareAndSwapUint64(&s.seq, v, v+1) }
+
+// Peek looks key up without locking, at version v from ReadVersion: found
+// reports whether the key is stored, and value and exp are its entry's
+// (exp is noExp, math.MinInt64, when it is not stored). valid is false if
+// a writer changed the shard since v, and then the rest means nothing
+// (retry, or lock and use FindLocked). Expired entries are returned like
+// any other: deadlines are the caller's. It is safe for concurrent use with
+// everything, and writes nothing.
+//
+//go:norace
+func (s *Table) Peek(v, h uint64, key string) (value string, exp int64, found, valid bool) {
+	t := s.t
+	tag := tagOf(h)
+	g := groupOf(h, t.mask)
+	for step := uint64(1); ; step++ {
+		gr := &t.groups[g]
+		ctrl := gr.ctrl
+		for m := matchTag(ctrl, tag); m != 0; m &= m - 1 {
+			hd := uint32(gr.h[bits.TrailingZeros64(m)>>3])
+			c := hd >> chunkBits
+			if c >= uint32(len(t.chunks)) {
+				return "", noExp, false, false // a torn read
+			}
+			e := &t.chunks[c][hd&(chunkSize-1)]
+			k, val, x := e.Key, e.Value, e.Exp
+			if atomic.LoadUint64(&s.seq) != v {
+				return "", noExp, false, false
+			}
+			// The copy is consistent: its key's bytes never change.
+			if k == key {
+				return val, x, true, true
+			}
+		}
+		if matchEmpty(ctrl) != 0 || step > t.mask {
+			return "", noExp, false, atomic.LoadUint64(&s.seq) == v
+		}
+		g = (g + step) & t.mask
+	}
+}
+
+// noExp is what Peek reports as the deadline of a key it did not find, the
+// engine's "no deadline".
+const noExp = math.MinInt64
+
+// FindLocked returns the handle of key's entry and its index position, or
+// ok false. The caller must hold the lock.
+func (s *Table) FindLocked(h uint64, key string) (hd Handle, pos int, ok bool) {
+	t := s.t
+	tag := tagOf(h)
+	g := groupOf(h, t.mask)
+	for step := uint64(1); ; step++ {
+		gr := &t.groups[g]
+		for m := matchTag(gr.ctrl, tag); m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m) >> 3
+			hd := gr.h[i]
+			if t.chunks[hd>>chunkBits][hd&(chunkSize-1)].Key == key {
+				return hd, int(g)*groupSlots + i, true
+			}
+		}
+		if matchEmpty(gr.ctrl) != 0 || step > t.mask {
+			return 0, 0, false
+		}
+		g = (g + step) & t.mask
+	}
+}
+
+// EntryLocked returns the entry hd names. The pointer stays valid until
+// the lock is released or a delete compacts the shard. The caller must hold
+// the lock.
+func (s *Table) EntryLocked(hd Handle) *Entry {
+	return &s.t.chunks[hd>>chunkBits][hd&(chunkSize-1)]
+}
+
+// InsertLocked stores a new entry for key, which must not be stored, and
+// returns its handle. It may grow the index or the entry store (handles
+// stay valid). The caller must hold the lock.
+func (s *Table) InsertLocked(h uint64, key, value string, exp int64) Handle {
+	hd := s.allocLocked()
+	e := s.EntryLocked(hd)
+	e.Key, e.Value, e.Exp = key, value, exp
+	if (s.live+s.dead+1)*8 > len(s.t.groups)*groupSlots*7 {
+		s.rehashLocked(s.live + 1)
+	}
+	s.placeLocked(s.t, h, hd)
+	s.live++
+	return hd
+}
+
+// placeLocked files hd in the first free slot of h's probe sequence.
+func (s *Table) placeLocked(t *table, h uint64, hd Handle) {
+	g := groupOf(h, t.mask)
+	for step := uint64(1); ; step++ {
+		gr := &t.groups[g]
+		if m := matchFree(gr.ctrl); m != 0 {
+			i := bits.TrailingZeros64(m) >> 3
+			shift := uint(i) * 8
+			if byte(gr.ctrl>>shift) == ctrlDeleted {
+				s.dead--
+			}
+			gr.h[i] = hd
+			gr.ctrl = gr.ctrl&^(0xff<<shift) | uint64(tagOf(h))<<shift
 			return
 		}
+		g = (g + step) & t.mask
 	}
 }
 
-// Map is a hash-sharded map. It is safe for concurrent use through its shards'
-// locks; it must be created by New and not copied.
-type Map[V, A any] struct {
-	shards []Shard[V, A]
-	mask   uint64
+// allocLocked hands out a free entry, growing the store by a chunk if
+// needed.
+func (s *Table) allocLocked() Handle {
+	if hd := s.free; hd >= 0 {
+		e := s.EntryLocked(hd)
+		s.free = Handle(e.Exp)
+		return hd
+	}
+	t := s.t
+	if int(s.used) == len(t.chunks)*chunkSize {
+		chunks := make([]*chunk, len(t.chunks)+1, len(t.chunks)+1)
+		copy(chunks, t.chunks)
+		chunks[len(t.chunks)] = new(chunk)
+		s.t = &table{groups: t.groups, mask: t.mask, chunks: chunks}
+	}
+	hd := s.used
+	s.used++
+	return hd
 }
 
-// DefaultShards returns the default shard count: the next power of two at or
-// above 8*GOMAXPROCS, and at least MinShards.
-func DefaultShards() int {
-	return roundPow2(max(8*runtime.GOMAXPROCS(0), MinShards))
+// DeleteLocked removes the entry hd at index position pos (from
+// FindLocked) and frees it. It reports whether it then compacted the shard
+// (see CompactLocked): every handle may have changed. The caller must hold
+// the lock.
+func (s *Table) DeleteLocked(hd Handle, pos int) (compacted bool) {
+	t := s.t
+	gr := &t.groups[pos/groupSlots]
+	shift := uint(pos%groupSlots) * 8
+	// A slot may go back to empty if its group has an empty slot: no probe
+	// sequence can have passed this group looking for a key beyond it.
+	mark := uint64(ctrlDeleted)
+	if matchEmpty(gr.ctrl) != 0 {
+		mark = ctrlEmpty
+	} else {
+		s.dead++
+	}
+	gr.ctrl = gr.ctrl&^(0xff<<shift) | mark<<shift
+	s.live--
+	e := s.EntryLocked(hd)
+	*e = Entry{Exp: int64(s.free)}
+	s.free = hd
+	if s.live*4 <= int(s.used) && s.live <= MaxCompact && len(t.chunks) > 1 {
+		s.compactLocked()
+		return true
+	}
+	return false
 }
 
-// roundPow2 returns the smallest power of two >= n (n >= 1).
+// rehashLocked rebuilds the index for n live entries: twice as large when
+// they would fill more than half of it, otherwise the same size without
+// deleted slots. Growth happens at a load of 7/8, so a grown index starts
+// just under half full.
+func (s *Table) rehashLocked(n int) {
+	groups := len(s.t.groups)
+	for n*2 > groups*groupSlots {
+		groups *= 2
+	}
+	s.reindexLocked(groups, s.t.chunks)
+}
+
+// reindexLocked builds an index of the given size over chunks, filing
+// every live entry, and publishes it.
+func (s *Table) reindexLocked(groups int, chunks []*chunk) {
+	old := s.t
+	t := &table{groups: newGroups(groups), mask: uint64(groups - 1), chunks: chunks}
+	for gi := range old.groups {
+		gr := &old.groups[gi]
+		for i := range groupSlots {
+			if gr.ctrl>>(uint(i)*8)&0x80 != 0 {
+				continue // empty or deleted
+			}
+			hd := gr.h[i]
+			e := &chunks[hd>>chunkBits][hd&(chunkSize-1)]
+			s.placeLocked(t, maphash.String(s.seed, e.Key), hd)
+		}
+	}
+	s.dead = 0
+	s.t = t
+}
+
+// compactLocked is what DeleteLocked does when the shard has shrunk: it
+// moves the live entries into a store of the right size, numbering them
+// 0..Len-1 in index order, and rebuilds the index. Every handle changes; a
+// caller that keeps handles (a timer wheel) rebuilds from RangeLocked.
+func (s *Table) compactLocked() {
+	old := s.t
+	nchunks := (s.live + chunkSize - 1) / chunkSize
+	chunks := make([]*chunk, max(nchunks, 1))
+	for i := range chunks {
+		chunks[i] = new(chunk)
+	}
+	groups := minGroups
+	for s.live*2 > groups*groupSlots {
+		groups *= 2
+	}
+	t := &table{groups: newGroups(groups), mask: uint64(groups - 1), chunks: chunks}
+	next := Handle(0)
+	for gi := range old.groups {
+		gr := &old.groups[gi]
+		for i := range groupSlots {
+			if gr.ctrl>>(uint(i)*8)&0x80 != 0 {
+				continue
+			}
+			hd := gr.h[i]
+			chunks[next>>chunkBits][next&(chunkSize-1)] = old.chunks[hd>>chunkBits][hd&(chunkSize-1)]
+			e := &chunks[next>>chunkBits][next&(chunkSize-1)]
+			s.placeLocked(t, maphash.String(s.seed, e.Key), next)
+			next++
+		}
+	}
+	s.used = next
+	s.free = -1
+	s.dead = 0
+	s.t = t
+}
+
+// LenLocked returns the number of stored entries. The caller must hold the
+// lock.
+func (s *Table) LenLocked() int { return s.live }
+
+// RangeLocked calls f with the handle and entry of every stored entry
+// until f returns false. f must not insert or delete. The caller must hold
+// the lock.
+func (s *Table) RangeLocked(f func(hd Handle, e *Entry) bool) {
+	t := s.t
+	for gi := range t.groups {
+		gr := &t.groups[gi]
+		for i := range groupSlots {
+			if gr.ctrl>>(uint(i)*8)&0x80 != 0 {
+				continue
+			}
+			hd := gr.h[i]
+			if !f(hd, &t.chunks[hd>>chunkBits][hd&(chunkSize-1)]) {
+				return
+			}
+		}
+	}
+}
+
+// ClearLocked removes every entry and returns the shard to its initial
+// size; every handle becomes invalid. The caller must hold the lock.
+func (s *Table) ClearLocked() {
+	s.live, s.dead, s.used, s.free = 0, 0, 0, -1
+	s.t = &table{groups: newGroups(minGroups), mask: minGroups - 1}
+}
+
+// Map is a hash-sharded table. It is safe for concurrent use through its
+// shards' locks and Peek; it must be created by New and not copied.
+type Map[A any] struct {
+	seed   maphash.Seed
+	shards []Shard[A]
+	shift  uint // 64 - log2(len(shards))
+}
+
+// DefaultShards returns the default shard count: the next power of two at
+// or above 8*GOMAXPROCS, and at least MinShards.
+func DefaultShards() int { return roundPow2(max(8*runtime.GOMAXPROCS(0), MinShards)) }
+
 func roundPow2(n int) int {
 	if n <= 1 {
 		return 1
@@ -161,82 +489,113 @@ func roundPow2(n int) int {
 	return 1 << bits.Len(uint(n-1))
 }
 
-// New returns a map with n shards rounded up to a power of two; n <= 0
-// selects DefaultShards. Each shard's Aux starts as the zero A; callers
-// initialise it through Shards before sharing the map.
-func New[V, A any](n int) *Map[V, A] {
+// New returns a Map with n shards rounded up to a power of two; n <= 0
+// selects DefaultShards.
+func New[A any](n int) *Map[A] {
 	if n <= 0 {
 		n = DefaultShards()
 	}
 	n = roundPow2(n)
-	m := &Map[V, A]{shards: make([]Shard[V, A], n), mask: uint64(n - 1)}
+	m := &Map[A]{seed: maphash.MakeSeed(), shards: make([]Shard[A], n)}
+	m.shift = uint(64 - bits.TrailingZeros(uint(n)))
 	for i := range m.shards {
-		m.shards[i].m = make(map[string]V)
+		m.shards[i].init(m.seed)
 	}
 	return m
 }
 
-// Shard returns the shard that owns key. It is safe for concurrent use.
-func (m *Map[V, A]) Shard(key string) *Shard[V, A] {
-	return &m.shards[xxhash.Sum64String(key)&m.mask]
-}
+// Hash returns key's hash, which every call about key takes. It is safe
+// for concurrent use.
+func (m *Map[A]) Hash(key string) uint64 { return maphash.String(m.seed, key) }
 
-// ShardIndex returns the index of the shard that owns key, for callers that
-// lock several shards in index order to avoid deadlock.
-func (m *Map[V, A]) ShardIndex(key string) int {
-	return int(xxhash.Sum64String(key) & m.mask)
+// Shard returns the shard of a key with hash h, and its index.
+func (m *Map[A]) Shard(h uint64) (*Shard[A], int) {
+	i := int(h >> m.shift & uint64(len(m.shards)-1))
+	return &m.shards[i], i
 }
 
 // Shards returns the number of shards, a power of two.
-func (m *Map[V, A]) Shards() int { return len(m.shards) }
+func (m *Map[A]) Shards() int { return len(m.shards) }
 
 // ShardAt returns shard i, 0 <= i < Shards(), for callers that visit every
-// shard (a reaper, a length count).
-func (m *Map[V, A]) ShardAt(i int) *Shard[V, A] { return &m.shards[i] }
+// shard.
+func (m *Map[A]) ShardAt(i int) *Shard[A] { return &m.shards[i] }
 
-// Len returns the total number of entries, locking each shard in turn; it is
-// safe for concurrent use but is not an atomic snapshot across shards.
-func (m *Map[V, A]) Len() int {
+// Len returns the total number of entries, locking each shard in turn; it
+// is not an atomic snapshot.
+func (m *Map[A]) Len() int {
 	n := 0
 	for i := range m.shards {
 		s := &m.shards[i]
-		s.mu.Lock()
-		n += len(s.m)
-		s.mu.Unlock()
+		s.Lock()
+		n += s.live
+		s.Unlock()
 	}
 	return n
 }
 
-// Get returns the value stored under key, locking its shard. It is safe for
-// concurrent use.
-func (m *Map[V, A]) Get(key string) (V, bool) {
-	s := m.Shard(key)
-	s.mu.Lock()
-	v, ok := s.m[key]
-	s.mu.Unlock()
-	return v, ok
-}
-
-// Set stores v under key, locking its shard. It is safe for concurrent use.
-func (m *Map[V, A]) Set(key string, v V) {
-	s := m.Shard(key)
-	s.mu.Lock()
-	s.SetLocked(key, v)
-	s.mu.Unlock()
-}
-
-// Delete removes key if present, locking its shard. It is safe for
-// concurrent use.
-func (m *Map[V, A]) Delete(key string) {
-	s := m.Shard(key)
-	s.mu.Lock()
-	s.DeleteLocked(key)
-	s.mu.Unlock()
-}
-
-// ClearLocked removes every entry and gives the shard a fresh, empty map.
-// The caller must hold the lock.
-func (s *Shard[V, A]) ClearLocked() {
-	s.m = make(map[string]V)
-	s.peak = 0
+// VerifyLocked checks the shard's invariants and returns the first
+// violation: the counts match the control bytes, every full slot's handle
+// names an entry in use that hashes to a probe sequence passing through
+// that slot's group, handles are distinct, and the free list holds exactly
+// the other handed-out entries. It is O(capacity), for tests. The caller
+// must hold the lock.
+func (s *Table) VerifyLocked() error {
+	t := s.t
+	if len(t.groups) == 0 || uint64(len(t.groups)-1) != t.mask || len(t.groups)&(len(t.groups)-1) != 0 {
+		return fmt.Errorf("shard: index of %d groups with mask %d", len(t.groups), t.mask)
+	}
+	if int(s.used) > len(t.chunks)*chunkSize {
+		return fmt.Errorf("shard: %d entries handed out, capacity %d", s.used, len(t.chunks)*chunkSize)
+	}
+	inUse := make(map[Handle]bool)
+	live, dead := 0, 0
+	for gi := range t.groups {
+		gr := &t.groups[gi]
+		for i := range groupSlots {
+			switch c := byte(gr.ctrl >> (uint(i) * 8)); {
+			case c == ctrlEmpty:
+			case c == ctrlDeleted:
+				dead++
+			case c&0x80 != 0:
+				return fmt.Errorf("shard: group %d slot %d: bad control byte %#x", gi, i, c)
+			default:
+				live++
+				hd := gr.h[i]
+				if hd < 0 || hd >= s.used || inUse[hd] {
+					return fmt.Errorf("shard: group %d slot %d: handle %d out of range or filed twice", gi, i, hd)
+				}
+				inUse[hd] = true
+				e := s.EntryLocked(hd)
+				h := maphash.String(s.seed, e.Key)
+				if tagOf(h) != c {
+					return fmt.Errorf("shard: key %q filed with tag %#x, its hash gives %#x", e.Key, c, tagOf(h))
+				}
+				if got, _, ok := s.FindLocked(h, e.Key); !ok || got != hd {
+					return fmt.Errorf("shard: key %q (handle %d) not found by its own hash", e.Key, hd)
+				}
+			}
+		}
+	}
+	if live != s.live || dead != s.dead {
+		return fmt.Errorf("shard: %d full and %d deleted slots, counts say %d and %d", live, dead, s.live, s.dead)
+	}
+	if (live+dead)*8 > len(t.groups)*groupSlots*7 && live+dead > 0 {
+		return fmt.Errorf("shard: %d full or deleted slots of %d: over the 7/8 load", live+dead, len(t.groups)*groupSlots)
+	}
+	free := 0
+	for hd := s.free; hd >= 0; hd = Handle(s.EntryLocked(hd).Exp) {
+		if hd >= s.used || inUse[hd] {
+			return fmt.Errorf("shard: free handle %d out of range, in use or on the list twice", hd)
+		}
+		if e := s.EntryLocked(hd); e.Key != "" || e.Value != "" {
+			return fmt.Errorf("shard: free handle %d still holds %q", hd, e.Key)
+		}
+		inUse[hd] = true
+		free++
+	}
+	if live+free != int(s.used) {
+		return fmt.Errorf("shard: %d live and %d free entries, %d handed out", live, free, s.used)
+	}
+	return nil
 }

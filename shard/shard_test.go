@@ -1,203 +1,380 @@
 package shard
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
+
+	"pgregory.net/rapid"
 )
 
 func TestShardCount(t *testing.T) {
 	tests := []struct{ in, want int }{{1, 1}, {2, 2}, {3, 4}, {16, 16}, {17, 32}, {1000, 1024}}
 	for _, tt := range tests {
-		if got := New[int, struct{}](tt.in).Shards(); got != tt.want {
+		if got := New[struct{}](tt.in).Shards(); got != tt.want {
 			t.Errorf("New(%d).Shards() = %d, want %d", tt.in, got, tt.want)
 		}
 	}
 	want := max(MinShards, roundPow2(8*runtime.GOMAXPROCS(0)))
-	if got := New[int, struct{}](0).Shards(); got != want {
+	if got := New[struct{}](0).Shards(); got != want {
 		t.Errorf("New(0).Shards() = %d, want %d", got, want)
 	}
 }
 
-func TestMapOps(t *testing.T) {
-	m := New[int, int](4)
-	if _, ok := m.Get("a"); ok {
-		t.Fatal("Get(absent) ok = true")
-	}
-	m.Set("a", 1)
-	m.Set("", 2) // empty key is valid
-	m.Set("a", 3)
-	if v, ok := m.Get("a"); v != 3 || !ok {
-		t.Fatalf("Get(a) = %d, %v, want 3, true", v, ok)
-	}
-	if v, ok := m.Get(""); v != 2 || !ok {
-		t.Fatalf("Get(\"\") = %d, %v, want 2, true", v, ok)
-	}
-	if n := m.Len(); n != 2 {
-		t.Fatalf("Len() = %d, want 2", n)
-	}
-	m.Delete("a")
-	m.Delete("missing")
-	if n := m.Len(); n != 1 {
-		t.Fatalf("Len() after Delete = %d, want 1", n)
-	}
-	s := m.Shard("x")
-	if m.ShardAt(m.ShardIndex("x")) != s {
-		t.Fatal("ShardAt(ShardIndex(x)) != Shard(x)")
-	}
-	s.Lock()
-	s.Aux = 7
-	s.SetLocked("x", 1)
-	seen := 0
-	s.RangeLocked(func(k string, v int) bool { seen++; return true })
-	if s.LenLocked() != seen {
-		t.Fatalf("RangeLocked saw %d entries, LenLocked = %d", seen, s.LenLocked())
-	}
-	s.Unlock()
+// shardOf returns key's hash and shard.
+func shardOf[A any](m *Map[A], key string) (*Shard[A], uint64) {
+	h := m.Hash(key)
+	s, _ := m.Shard(h)
+	return s, h
 }
 
-// TestShrink checks that a shard rebuilds its map once it falls to a
-// quarter of its peak, and keeps every remaining entry.
-func TestShrink(t *testing.T) {
-	m := New[int, struct{}](1)
-	s := m.ShardAt(0)
-	const n = 4 * ShrinkFloor
-	for i := range n {
-		m.Set(strconv.Itoa(i), i)
-	}
-	s.Lock()
-	if s.peak != n {
-		t.Fatalf("peak = %d, want %d", s.peak, n)
-	}
-	old := s.m
-	s.Unlock()
-	for i := range n - n/4 {
-		m.Delete(strconv.Itoa(i))
-	}
+// put stores key=value in m, inserting or overwriting.
+func put[A any](m *Map[A], key, value string) {
+	s, h := shardOf(m, key)
 	s.Lock()
 	defer s.Unlock()
-	if sameMap(old, s.m) {
-		t.Fatal("map not rebuilt after falling to a quarter of its peak")
+	if hd, _, ok := s.FindLocked(h, key); ok {
+		s.EntryLocked(hd).Value = value
+		return
 	}
-	if s.peak != n/4 {
-		t.Fatalf("peak after shrink = %d, want %d", s.peak, n/4)
+	s.InsertLocked(h, key, value, 0)
+}
+
+// del deletes key from m and reports whether it was stored.
+func del[A any](m *Map[A], key string) bool {
+	s, h := shardOf(m, key)
+	s.Lock()
+	defer s.Unlock()
+	hd, pos, ok := s.FindLocked(h, key)
+	if ok {
+		s.DeleteLocked(hd, pos)
 	}
-	for i := n - n/4; i < n; i++ {
-		if v, ok := s.GetLocked(strconv.Itoa(i)); !ok || v != i {
-			t.Fatalf("GetLocked(%d) after shrink = %d, %v, want %d, true", i, v, ok, i)
+	return ok
+}
+
+// peek reads key without locking, retrying torn reads.
+func peek[A any](m *Map[A], key string) (Entry, bool) {
+	s, h := shardOf(m, key)
+	for {
+		v, ok := s.ReadVersion()
+		if !ok {
+			runtime.Gosched()
+			continue
+		}
+		if val, exp, found, valid := s.Peek(v, h, key); valid {
+			if found {
+				return Entry{Key: key, Value: val, Exp: exp}, true
+			}
+			return Entry{}, false
 		}
 	}
 }
 
-// TestNoShrinkLarge checks the documented limitation: a shard with more than
-// MaxShrinkCopy entries left is not copied under its lock.
-func TestNoShrinkLarge(t *testing.T) {
-	m := New[int, struct{}](1)
-	s := m.ShardAt(0)
-	n := 8 * MaxShrinkCopy
+// tb is what verifyAll needs of *testing.T and *rapid.T.
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func verifyAll[A any](t tb, m *Map[A]) {
+	t.Helper()
+	for i := range m.Shards() {
+		s := m.ShardAt(i)
+		s.Lock()
+		err := s.VerifyLocked()
+		s.Unlock()
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+	}
+}
+
+// TestModel drives one small Map (so that shards grow, shrink, fill with
+// deleted slots and compact) with random inserts, overwrites and deletes
+// over a key space, checking every read against a plain map and the
+// shard's invariants after every step.
+func TestModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := New[struct{}](2)
+		model := map[string]string{}
+		nkeys := rapid.IntRange(1, 3000).Draw(t, "keys")
+		key := func() string { return "k" + strconv.Itoa(rapid.IntRange(0, nkeys-1).Draw(t, "key")) }
+		for step := rapid.IntRange(1, 400).Draw(t, "steps"); step > 0; step-- {
+			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			case 0, 1: // write a run of keys: grows the shards
+				for n := rapid.IntRange(1, 200).Draw(t, "run"); n > 0; n-- {
+					k := key()
+					v := k + ":" + strconv.Itoa(step)
+					put(m, k, v)
+					model[k] = v
+				}
+			case 2: // delete a run of keys: shrinks and compacts
+				for n := rapid.IntRange(1, 400).Draw(t, "run"); n > 0; n-- {
+					k := key()
+					_, want := model[k]
+					if got := del(m, k); got != want {
+						t.Fatalf("delete(%q) = %v, want %v", k, got, want)
+					}
+					delete(model, k)
+				}
+			case 3: // read through Peek and FindLocked
+				k := key()
+				want, wok := model[k]
+				if e, ok := peek(m, k); ok != wok || e.Value != want {
+					t.Fatalf("Peek(%q) = %q, %v, want %q, %v", k, e.Value, ok, want, wok)
+				}
+				s, h := shardOf(m, k)
+				s.Lock()
+				hd, _, ok := s.FindLocked(h, k)
+				if ok != wok || ok && s.EntryLocked(hd).Value != want {
+					s.Unlock()
+					t.Fatalf("FindLocked(%q) = %v, want %v", k, ok, wok)
+				}
+				s.Unlock()
+			case 4: // everything at once
+				if n := m.Len(); n != len(model) {
+					t.Fatalf("Len() = %d, want %d", n, len(model))
+				}
+				seen := 0
+				for i := range m.Shards() {
+					s := m.ShardAt(i)
+					s.Lock()
+					s.RangeLocked(func(hd Handle, e *Entry) bool {
+						if model[e.Key] != e.Value {
+							t.Fatalf("RangeLocked: %q = %q, want %q", e.Key, e.Value, model[e.Key])
+						}
+						seen++
+						return true
+					})
+					s.Unlock()
+				}
+				if seen != len(model) {
+					t.Fatalf("RangeLocked saw %d entries, want %d", seen, len(model))
+				}
+			}
+			verifyAll(t, m)
+		}
+	})
+}
+
+// TestVerifyCatchesCorruption: the invariant checker can fail.
+func TestVerifyCatchesCorruption(t *testing.T) {
+	tests := []struct {
+		name    string
+		corrupt func(s *Table, hd Handle, pos int)
+	}{
+		{"LiveCount", func(s *Table, hd Handle, pos int) { s.live++ }},
+		{"WrongTag", func(s *Table, hd Handle, pos int) {
+			gr := &s.t.groups[pos/groupSlots]
+			shift := uint(pos%groupSlots) * 8
+			gr.ctrl ^= 1 << shift
+		}},
+		{"RenamedKey", func(s *Table, hd Handle, pos int) { s.EntryLocked(hd).Key = "other" }},
+		{"HandleTwice", func(s *Table, hd Handle, pos int) {
+			h := maphash64(s, "twin")
+			s.InsertLocked(h, "twin", "v", 0)
+			_, tpos, _ := s.FindLocked(h, "twin")
+			s.t.groups[tpos/groupSlots].h[tpos%groupSlots] = hd
+		}},
+		{"FreeListCycle", func(s *Table, hd Handle, pos int) {
+			s.DeleteLocked(hd, pos)
+			s.EntryLocked(hd).Exp = int64(hd)
+		}},
+		{"DirtyFreeEntry", func(s *Table, hd Handle, pos int) {
+			s.DeleteLocked(hd, pos)
+			s.EntryLocked(hd).Key = "ghost"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New[struct{}](1)
+			for i := range 100 {
+				put(m, "k"+strconv.Itoa(i), "v")
+			}
+			verifyAll(t, m)
+			s, h := shardOf(m, "k7")
+			s.Lock()
+			hd, pos, _ := s.FindLocked(h, "k7")
+			tt.corrupt(&s.Table, hd, pos)
+			err := s.VerifyLocked()
+			s.Unlock()
+			if err == nil {
+				t.Fatalf("VerifyLocked after %s = nil, want an error", tt.name)
+			}
+			t.Logf("caught: %v", err)
+		})
+	}
+}
+
+func maphash64(s *Table, key string) uint64 {
+	m := &Map[struct{}]{seed: s.seed}
+	return m.Hash(key)
+}
+
+// TestCompactReturnsMemory: a shard that drains to a quarter of its
+// capacity rebuilds at the right size, and renumbered handles still name
+// their keys.
+func TestCompactReturnsMemory(t *testing.T) {
+	m := New[struct{}](1)
+	const n = 4000
 	for i := range n {
-		m.Set(strconv.Itoa(i), i)
+		put(m, "k"+strconv.Itoa(i), "v"+strconv.Itoa(i))
 	}
-	s.Lock()
-	old := s.m
-	s.Unlock()
-	for i := range n - MaxShrinkCopy - 1 {
-		m.Delete(strconv.Itoa(i))
+	s := m.ShardAt(0)
+	capBefore := len(s.t.chunks) * chunkSize
+	for i := range n - 100 {
+		del(m, "k"+strconv.Itoa(i))
 	}
-	s.Lock()
-	if !sameMap(old, s.m) {
-		t.Fatal("map with more than MaxShrinkCopy entries was rebuilt")
+	verifyAll(t, m)
+	if got := len(s.t.chunks) * chunkSize; got > 4*100 {
+		t.Fatalf("capacity after draining %d of %d keys = %d entries (was %d), want <= 400", n-100, n, got, capBefore)
 	}
-	s.Unlock()
-	m.Delete(strconv.Itoa(n - MaxShrinkCopy - 1)) // now MaxShrinkCopy left
-	s.Lock()
-	defer s.Unlock()
-	if sameMap(old, s.m) || len(s.m) != MaxShrinkCopy {
-		t.Fatalf("map not rebuilt at MaxShrinkCopy entries (len %d)", len(s.m))
+	// A shard compacts at a quarter of its capacity, so 100 keys may sit in
+	// an index sized for up to 400.
+	if got := len(s.t.groups) * groupSlots; got > 16*100 {
+		t.Fatalf("index after draining to 100 keys = %d slots, want <= 1600", got)
+	}
+	for i := n - 100; i < n; i++ {
+		k := "k" + strconv.Itoa(i)
+		if e, ok := peek(m, k); !ok || e.Value != "v"+strconv.Itoa(i) {
+			t.Fatalf("Peek(%q) after compaction = %q, %v", k, e.Value, ok)
+		}
 	}
 }
 
-func sameMap(a, b map[string]int) bool {
-	// Maps are reference types: a write through one shows in the other.
-	const probe = "\x00probe"
-	a[probe] = 1
-	_, ok := b[probe]
-	delete(a, probe)
-	return ok
-}
-
-func TestConcurrent(t *testing.T) {
-	m := New[int, int](0)
+// TestPeekNeverTorn races writers that overwrite, delete, re-insert and
+// compact with lock-free readers. Every value is key + "=" + a counter, so
+// a reader that returned a value stitched from two writes, or another key's
+// value, is caught. It also runs under -race (Peek itself is invisible to
+// the race detector; the bytes a reader then reads are not).
+func TestPeekNeverTorn(t *testing.T) {
+	m := New[struct{}](2)
+	const keys = 300
+	var stop atomic.Bool
 	var wg sync.WaitGroup
-	for g := range 8 {
+	for w := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range 1000 {
-				k := strconv.Itoa(g*1000 + i)
-				m.Set(k, i)
-				s := m.Shard(k)
-				s.Lock()
-				s.Aux++
-				s.Unlock()
-				if v, ok := m.Get(k); !ok || v != i {
-					t.Errorf("Get(%s) = %d, %v, want %d, true", k, v, ok, i)
+			for i := 0; !stop.Load(); i++ {
+				k := "key-" + strconv.Itoa((i*7+w)%keys)
+				switch i % 5 {
+				case 0, 1, 2:
+					put(m, k, k+"="+strings.Repeat("x", i%40)+strconv.Itoa(i))
+				default:
+					del(m, k)
 				}
-				if i%2 == 0 {
-					m.Delete(k)
+				if i%5000 == 0 { // drain most keys: compactions
+					for j := range keys - 10 {
+						del(m, "key-"+strconv.Itoa(j))
+					}
 				}
 			}
 		}()
 	}
+	var reads, hits atomic.Int64
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200000; i++ {
+				k := "key-" + strconv.Itoa((i*13+r)%keys)
+				e, ok := peek(m, k)
+				reads.Add(1)
+				if !ok {
+					continue
+				}
+				hits.Add(1)
+				if e.Key != k || !strings.HasPrefix(e.Value, k+"=") {
+					t.Errorf("Peek(%q) = {%q, %q}: torn or foreign entry", k, e.Key, e.Value)
+					return
+				}
+			}
+		}()
+	}
+	// Stop the writers once the readers are done.
+	for hits.Load() == 0 || reads.Load() < 400000 {
+		runtime.Gosched()
+		if t.Failed() {
+			break
+		}
+	}
+	stop.Store(true)
 	wg.Wait()
-	if n := m.Len(); n != 4000 {
-		t.Fatalf("Len() = %d, want 4000", n)
+	verifyAll(t, m)
+	t.Logf("%d lock-free reads, %d hits", reads.Load(), hits.Load())
+}
+
+func TestClear(t *testing.T) {
+	m := New[struct{}](1)
+	for i := range 500 {
+		put(m, strconv.Itoa(i), "v")
 	}
-	aux := 0
-	for i := range m.Shards() {
-		aux += m.ShardAt(i).Aux
+	s := m.ShardAt(0)
+	s.Lock()
+	s.ClearLocked()
+	s.Unlock()
+	verifyAll(t, m)
+	if n := m.Len(); n != 0 {
+		t.Fatalf("Len() after ClearLocked = %d, want 0", n)
 	}
-	if aux != 8000 {
-		t.Fatalf("sum of Aux = %d, want 8000", aux)
+	if _, ok := peek(m, "7"); ok {
+		t.Fatal("Peek after ClearLocked found a key")
+	}
+	put(m, "7", "w")
+	if e, ok := peek(m, "7"); !ok || e.Value != "w" {
+		t.Fatalf("Peek(7) = %q, %v, want w, true", e.Value, ok)
 	}
 }
 
-// TestEmptyShardFreshMap checks that an emptied shard whose peak was at
-// least EmptyFloor drops its map, and a smaller one keeps it for reuse.
-func TestEmptyShardFreshMap(t *testing.T) {
-	for _, tt := range []struct {
-		n     int
-		fresh bool
-	}{{EmptyFloor - 1, false}, {EmptyFloor, true}, {3 * ShrinkFloor, true}} {
-		m := New[int, struct{}](1)
-		s := m.ShardAt(0)
-		for i := range tt.n {
-			m.Set(strconv.Itoa(i), i)
-		}
-		s.Lock()
-		old := s.m
-		s.Unlock()
-		for i := range tt.n {
-			m.Delete(strconv.Itoa(i))
-		}
-		s.Lock()
-		if got := !sameMap(old, s.m); got != tt.fresh {
-			t.Errorf("emptied shard with peak %d: fresh map = %v, want %v", tt.n, got, tt.fresh)
-		}
-		s.Unlock()
+func TestEmptyKey(t *testing.T) {
+	m := New[struct{}](1)
+	if _, ok := peek(m, ""); ok {
+		t.Fatal("Peek(\"\") on an empty map found a key")
 	}
+	put(m, "", "empty")
+	put(m, "a", "x")
+	del(m, "a") // a free entry has Key "": it must never match
+	if e, ok := peek(m, ""); !ok || e.Value != "empty" {
+		t.Fatalf("Peek(\"\") = %q, %v, want empty, true", e.Value, ok)
+	}
+	del(m, "")
+	if _, ok := peek(m, ""); ok {
+		t.Fatal("Peek(\"\") after delete found a key")
+	}
+	verifyAll(t, m)
 }
 
-// TestPadding checks that neighbouring shards' fields are at least 128
-// bytes apart, so their mutexes never share a cache line pair.
+// TestPadding: neighbouring shards' lock words are at least a cache line
+// apart.
 func TestPadding(t *testing.T) {
-	m := New[int, int](2)
-	a := uintptr(unsafe.Pointer(&m.ShardAt(0).mu))
-	endA := uintptr(unsafe.Pointer(&m.ShardAt(0).Aux)) + unsafe.Sizeof(m.ShardAt(0).Aux)
-	b := uintptr(unsafe.Pointer(&m.ShardAt(1).mu))
-	if b-endA < padding || b-a < 2*64 {
-		t.Fatalf("shard 1 starts %d bytes after shard 0's fields end, want >= %d", b-endA, padding)
+	var s [2]Shard[struct{}]
+	d := uintptr(unsafe.Pointer(&s[1].seq)) - uintptr(unsafe.Pointer(&s[0].seq))
+	if d < 128 {
+		t.Fatalf("shards' lock words %d bytes apart, want >= 128", d)
 	}
+}
+
+func TestLockContended(t *testing.T) {
+	m := New[struct{}](1)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				put(m, fmt.Sprintf("w%d-%d", w, i%50), "v")
+			}
+		}()
+	}
+	wg.Wait()
+	if n := m.Len(); n != 200 {
+		t.Fatalf("Len() = %d, want 200", n)
+	}
+	verifyAll(t, m)
 }

@@ -21,9 +21,11 @@ var epoch2026 = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC).UnixNano()
 // wheelAPI is the Wheel surface the model-based property drives, so that a
 // wrapper with a planted bug can be checked by the very same property.
 type wheelAPI interface {
-	Schedule(n *Node[int], deadline int64)
-	Cancel(n *Node[int])
-	Advance(now int64, fire func(*Node[int]))
+	Schedule(h Handle, deadline int64)
+	Cancel(h Handle)
+	Scheduled(h Handle) bool
+	Deadline(h Handle) (int64, bool)
+	Advance(now int64, fire func(Handle))
 	NextDeadline() (int64, bool)
 	Len() int
 	Now() int64
@@ -31,25 +33,35 @@ type wheelAPI interface {
 	verify() error
 }
 
-var _ wheelAPI = (*Wheel[int])(nil)
+var _ wheelAPI = (*Wheel)(nil)
 
-// noResched means a fire callback leaves the fired node alone.
+// modelHandles are the handles the property schedules: a dense run in the
+// first link chunk, both sides of the first chunk boundaries, and handles
+// many chunks further on, so a wheel that confuses chunks is caught.
+var modelHandles = []Handle{0, 1, 2, 3, 4, 5, 62, 63, 64, 65, 4097, 100_000}
+
+// unseenHandles are never scheduled by the property: in the first chunk,
+// in a later chunk that exists (it holds 100_000), in chunks that do not,
+// and negative. The wheel must report each unscheduled.
+var unseenHandles = []Handle{6, 61, 66, 100_001, 100_063, 100_064, 1 << 20, math.MaxInt32, -1, math.MinInt32}
+
+// noResched means a fire callback leaves the fired handle alone.
 const noResched = int64(-1 << 62)
 
 // machine is the model-based state machine: a wheel under test and a plain
-// map from node index to deadline holding what should be scheduled.
+// map from handle to deadline holding what should be scheduled.
 type machine struct {
 	w     wheelAPI
-	nodes []*Node[int]
-	model map[int]int64
+	model map[Handle]int64
 	now   int64 // the model's wheel time
 	shift uint  // log2 of the wheel's tick
 }
 
 // wheelProperty returns the model-based property for wheels built by
 // newWheel: random Schedule, Cancel, reschedule and Advance (by jumps from
-// sub-tick to years, and to NextDeadline like a reaper) checked against the
-// map after every step.
+// sub-tick to years, and to NextDeadline like a reaper), with fire callbacks
+// that reschedule the fired handle and cancel or reschedule others, checked
+// against the map after every step.
 func wheelProperty(newWheel func(now int64, tick time.Duration) wheelAPI) func(*rapid.T) {
 	return func(t *rapid.T) {
 		tick := rapid.SampledFrom([]time.Duration{
@@ -58,25 +70,22 @@ func wheelProperty(newWheel func(now int64, tick time.Duration) wheelAPI) func(*
 		start := epoch2026 + rapid.Int64Range(0, int64(400*24*time.Hour)).Draw(t, "start")
 		m := &machine{
 			w:     newWheel(start, tick),
-			model: map[int]int64{},
+			model: map[Handle]int64{},
 			now:   start,
 		}
 		m.shift = uint(bits.TrailingZeros64(uint64(m.w.Tick())))
-		for i := range 12 {
-			m.nodes = append(m.nodes, &Node[int]{Value: i})
-		}
-		node := rapid.IntRange(0, len(m.nodes)-1)
+		handle := rapid.SampledFrom(modelHandles)
 		t.Repeat(map[string]func(*rapid.T){
 			"schedule": func(t *rapid.T) {
-				i := node.Draw(t, "node")
+				h := handle.Draw(t, "handle")
 				d := m.drawTime(t, "deadline")
-				m.w.Schedule(m.nodes[i], d)
-				m.model[i] = d
+				m.w.Schedule(h, d)
+				m.model[h] = d
 			},
 			"cancel": func(t *rapid.T) {
-				i := node.Draw(t, "node")
-				m.w.Cancel(m.nodes[i])
-				delete(m.model, i)
+				h := handle.Draw(t, "handle")
+				m.w.Cancel(h)
+				delete(m.model, h)
 			},
 			"advance": func(t *rapid.T) {
 				m.advance(t, m.drawTime(t, "to"))
@@ -139,8 +148,10 @@ func addSat(a, b int64) int64 {
 }
 
 // advance advances the wheel to target and checks that exactly the modelled
-// nodes due by then fire, once each, unlinked, possibly rescheduling some
-// from the fire callback.
+// handles due by then fire, once each, unscheduled while firing. The fire
+// callback may reschedule the fired handle, and cancel or reschedule any
+// other; a handle touched that way before its turn must not fire in this
+// Advance, and one scheduled at or before now waits for the next.
 func (m *machine) advance(t *rapid.T, target int64) {
 	now := max(target, m.now)
 	resched := rapid.SampledFrom([]int64{
@@ -150,37 +161,60 @@ func (m *machine) advance(t *rapid.T, target int64) {
 	if resched >= 0 {
 		reschedAt = addSat(now, resched)
 	}
-	fired := map[int]bool{}
-	later := map[int]int64{}
-	m.w.Advance(target, func(n *Node[int]) {
-		i := n.Value
-		d, scheduled := m.model[i]
-		switch {
-		case n.Scheduled():
-			t.Fatalf("node %d still scheduled while firing", i)
-		case fired[i]:
-			t.Fatalf("node %d fired twice in Advance(%d)", i, now)
-		case !scheduled:
-			t.Fatalf("node %d fired but not scheduled (cancelled or fired before)", i)
-		case d > now:
-			t.Fatalf("node %d fired early: deadline %d > now %d by %v", i, d, now, time.Duration(d-now))
+	// pending holds the handles that must still fire in this Advance.
+	pending := map[Handle]bool{}
+	for h, d := range m.model {
+		if d <= now {
+			pending[h] = true
 		}
-		fired[i] = true
-		if resched != noResched && i%2 == 0 {
-			m.w.Schedule(n, reschedAt)
-			later[i] = reschedAt
+	}
+	touched := map[Handle]bool{} // scheduled or cancelled by a callback
+	fired := map[Handle]bool{}
+	m.now = now // callbacks draw times relative to the new time
+	m.w.Advance(target, func(h Handle) {
+		d, scheduled := m.model[h]
+		switch {
+		case m.w.Scheduled(h):
+			t.Fatalf("handle %d still scheduled while firing", h)
+		case fired[h]:
+			t.Fatalf("handle %d fired twice in Advance(%d)", h, now)
+		case !scheduled:
+			t.Fatalf("handle %d fired but not scheduled (cancelled or fired before)", h)
+		case d > now:
+			t.Fatalf("handle %d fired early: deadline %d > now %d by %v", h, d, now, time.Duration(d-now))
+		case touched[h]:
+			t.Fatalf("handle %d fired in the Advance whose callback rescheduled it to %d", h, d)
+		}
+		if d, ok := m.w.Deadline(h); ok {
+			t.Fatalf("Deadline(%d) = %d, true while firing, want false", h, d)
+		}
+		fired[h] = true
+		delete(pending, h)
+		delete(m.model, h)
+		if resched != noResched && h%2 == 0 {
+			m.w.Schedule(h, reschedAt)
+			m.model[h] = reschedAt
+			touched[h] = true
+		}
+		switch rapid.IntRange(0, 3).Draw(t, "touchInFire") {
+		case 1:
+			o := rapid.SampledFrom(modelHandles).Draw(t, "cancelInFire")
+			m.w.Cancel(o)
+			delete(m.model, o)
+			delete(pending, o)
+			touched[o] = true
+		case 2:
+			o := rapid.SampledFrom(modelHandles).Draw(t, "rescheduleInFire")
+			d := m.drawTime(t, "rescheduleInFireAt")
+			m.w.Schedule(o, d)
+			m.model[o] = d
+			delete(pending, o)
+			touched[o] = true
 		}
 	})
-	for _, i := range slices.Sorted(maps.Keys(m.model)) {
-		if d := m.model[i]; d <= now && !fired[i] {
-			t.Fatalf("node %d not fired: deadline %d <= now %d by %v", i, d, now, time.Duration(now-d))
-		}
+	for _, h := range slices.Sorted(maps.Keys(pending)) {
+		t.Fatalf("handle %d not fired: deadline <= now %d", h, now)
 	}
-	for i := range fired {
-		delete(m.model, i)
-	}
-	maps.Copy(m.model, later)
-	m.now = now
 	if got := m.w.Now(); got != now {
 		t.Fatalf("Now() = %d after Advance(%d), want %d", got, target, now)
 	}
@@ -191,11 +225,20 @@ func (m *machine) check(t *rapid.T) {
 	if got, want := m.w.Len(), len(m.model); got != want {
 		t.Fatalf("Len() = %d, want %d", got, want)
 	}
-	for i, n := range m.nodes {
-		d, ok := n.Deadline()
-		md, want := m.model[i]
+	for _, h := range modelHandles {
+		d, ok := m.w.Deadline(h)
+		md, want := m.model[h]
 		if ok != want || (ok && d != md) {
-			t.Fatalf("node %d Deadline() = %d, %v, want %d, %v", i, d, ok, md, want)
+			t.Fatalf("Deadline(%d) = %d, %v, want %d, %v", h, d, ok, md, want)
+		}
+		if got := m.w.Scheduled(h); got != want {
+			t.Fatalf("Scheduled(%d) = %v, want %v", h, got, want)
+		}
+	}
+	for _, h := range unseenHandles {
+		if d, ok := m.w.Deadline(h); ok || d != 0 || m.w.Scheduled(h) {
+			t.Fatalf("never-scheduled handle %d: Deadline() = %d, %v, Scheduled() = %v, want 0, false, false",
+				h, d, ok, m.w.Scheduled(h))
 		}
 	}
 	next, ok := m.w.NextDeadline()
@@ -208,7 +251,7 @@ func (m *machine) check(t *rapid.T) {
 		afterNow := addSat(m.now, 1)
 		switch {
 		case earliest <= m.now && next != afterNow:
-			t.Fatalf("NextDeadline() = %d with a node due at %d <= now %d, want %d", next, earliest, m.now, afterNow)
+			t.Fatalf("NextDeadline() = %d with a handle due at %d <= now %d, want %d", next, earliest, m.now, afterNow)
 		case earliest > m.now && (next > earliest || next <= m.now):
 			t.Fatalf("NextDeadline() = %d, want in (now %d, earliest %d]", next, m.now, earliest)
 		}
@@ -220,7 +263,7 @@ func (m *machine) check(t *rapid.T) {
 
 func TestWheelMatchesModel(t *testing.T) {
 	rapid.Check(t, wheelProperty(func(now int64, tick time.Duration) wheelAPI {
-		return New[int](now, tick)
+		return New(now, tick)
 	}))
 }
 
@@ -228,46 +271,70 @@ func TestWheelMatchesModel(t *testing.T) {
 // the model-based property must catch.
 
 // bucketGranular lacks the exact-deadline check: it fires the whole level-0
-// bucket holding the new time, so nodes sharing it with due ones fire early.
-type bucketGranular struct{ *Wheel[int] }
+// bucket holding the new time, so handles sharing it with due ones fire early.
+type bucketGranular struct{ *Wheel }
 
-func (w bucketGranular) Advance(now int64, fire func(*Node[int])) {
+func (w bucketGranular) Advance(now int64, fire func(Handle)) {
 	w.Wheel.Advance(now, fire)
-	cur := &w.levels[0].heads[uint64(w.now>>w.shift)&slotMask]
-	for *cur != nil {
-		n := *cur
-		n.unlink()
+	cur := int(uint64(w.now>>w.shift) & slotMask) // level 0's list for now
+	for w.heads[cur] != none {
+		h := w.heads[cur]
+		w.unlink(h)
 		w.n--
-		fire(n)
+		fire(h)
 	}
 }
 
-// lostCancel ignores Cancel for some nodes.
-type lostCancel struct{ *Wheel[int] }
+// lostCancel ignores Cancel for some handles.
+type lostCancel struct{ *Wheel }
 
-func (w lostCancel) Cancel(n *Node[int]) {
-	if n.Value%3 != 2 {
-		w.Wheel.Cancel(n)
+func (w lostCancel) Cancel(h Handle) {
+	if h%3 != 2 {
+		w.Wheel.Cancel(h)
 	}
 }
 
-// forgetfulCascade drops the nodes an Advance would move down from level 1
+// forgetfulCascade drops the handles an Advance would move down from level 1
 // or higher, as a wheel that cascades into a stale slot might.
-type forgetfulCascade struct{ *Wheel[int] }
+type forgetfulCascade struct{ *Wheel }
 
-func (w forgetfulCascade) Advance(now int64, fire func(*Node[int])) {
+func (w forgetfulCascade) Advance(now int64, fire func(Handle)) {
 	if now > w.now {
 		s := w.shift + slotBits
-		for l := 1; l < len(w.levels) && now>>s != w.now>>s; l++ {
-			slot := &w.levels[l].heads[uint64(now>>s)&slotMask]
-			for n := *slot; n != nil; n = *slot {
-				n.unlink()
+		for l := 1; l < w.nlevels && now>>s != w.now>>s; l++ {
+			list := l*slots + int(uint64(now>>s)&slotMask)
+			for h := w.heads[list]; h != none; h = w.heads[list] {
+				w.unlink(h)
 				w.n--
 			}
 			s += slotBits
 		}
 	}
 	w.Wheel.Advance(now, fire)
+}
+
+// firstChunkOnly keeps every handle's link in the first chunk, as a link
+// lookup that forgot the chunk index would: handles 64 apart alias.
+type firstChunkOnly struct{ *Wheel }
+
+func (w firstChunkOnly) Schedule(h Handle, d int64) { w.Wheel.Schedule(h&(linkChunk-1), d) }
+func (w firstChunkOnly) Cancel(h Handle)            { w.Wheel.Cancel(h & (linkChunk - 1)) }
+func (w firstChunkOnly) Scheduled(h Handle) bool    { return w.Wheel.Scheduled(h & (linkChunk - 1)) }
+func (w firstChunkOnly) Deadline(h Handle) (int64, bool) {
+	return w.Wheel.Deadline(h & (linkChunk - 1))
+}
+
+// staleBackLink files handles as a push that forgets to point the old list
+// head's back link at the new head would: the lists stay walkable forwards,
+// so the invariant checker sees it at once, but unlinking the old head later
+// drops the new one from its list, so it never fires.
+type staleBackLink struct{ *Wheel }
+
+func (w staleBackLink) Schedule(h Handle, d int64) {
+	w.Wheel.Schedule(h, d)
+	if next := w.link(h).next; next != none {
+		w.link(next).prev = w.link(h).prev
+	}
 }
 
 func TestModelCatchesPlantedBugs(t *testing.T) {
@@ -283,18 +350,20 @@ func TestModelCatchesPlantedBugs(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		wrap func(*Wheel[int]) wheelAPI
+		wrap func(*Wheel) wheelAPI
 		want []string // the failure message mentions one of these
 	}{
-		{"fire-whole-bucket", func(w *Wheel[int]) wheelAPI { return bucketGranular{w} }, []string{"fired early", "fired twice"}},
-		{"lost-cancel", func(w *Wheel[int]) wheelAPI { return lostCancel{w} }, []string{"Len()", "not scheduled"}},
-		{"forgetful-cascade", func(w *Wheel[int]) wheelAPI { return forgetfulCascade{w} }, []string{"not fired", "Len()"}},
+		{"fire-whole-bucket", func(w *Wheel) wheelAPI { return bucketGranular{w} }, []string{"fired early", "fired twice"}},
+		{"lost-cancel", func(w *Wheel) wheelAPI { return lostCancel{w} }, []string{"Len()", "not scheduled"}},
+		{"forgetful-cascade", func(w *Wheel) wheelAPI { return forgetfulCascade{w} }, []string{"not fired", "Len()"}},
+		{"first-chunk-only", func(w *Wheel) wheelAPI { return firstChunkOnly{w} }, []string{"Deadline(", "Scheduled(", "never-scheduled"}},
+		{"stale-back-link", func(w *Wheel) wheelAPI { return staleBackLink{w} }, []string{"bad back link", "NextDeadline()", "not fired"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recordTB{name: t.Name()}
 			rapid.Check(rec, wheelProperty(func(now int64, tick time.Duration) wheelAPI {
-				return tt.wrap(New[int](now, tick))
+				return tt.wrap(New(now, tick))
 			}))
 			if !rec.failed {
 				t.Fatalf("the model-based property passed a wheel with planted bug %s", tt.name)
@@ -339,42 +408,38 @@ func (r *recordTB) fail(msg string) {
 	r.msgs = append(r.msgs, msg)
 }
 
-// TestWheelMatchesModelManyNodes is a seeded soak beside the rapid property:
-// thousands of nodes, so buckets hold many nodes and cascades move many at
-// once, checked against the same kind of map after every Advance.
-func TestWheelMatchesModelManyNodes(t *testing.T) {
+// TestWheelMatchesModelManyHandles is a seeded soak beside the rapid
+// property: thousands of handles over many link chunks, so buckets hold many
+// handles and cascades move many at once, checked against the same kind of
+// map after every Advance.
+func TestWheelMatchesModelManyHandles(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		rng := rand.New(rand.NewPCG(seed, 2026))
-		w := New[int](epoch2026, 0)
-		nodes := make([]Node[int], 2000)
-		model := map[int]int64{}
+		w := New(epoch2026, 0)
+		const handles = 2000
+		model := map[Handle]int64{}
 		spans := []int64{1 << 20, 50 << 20, int64(time.Minute), int64(time.Hour), int64(40 * 24 * time.Hour), int64(3 * 365 * 24 * time.Hour)}
-		for i := range nodes {
-			nodes[i].Value = i
-		}
 		for op := range 40_000 {
-			i := rng.IntN(len(nodes))
+			h := Handle(rng.IntN(handles))
 			switch r := rng.IntN(10); {
 			case r < 6:
 				d := w.Now() - int64(time.Second) + rng.Int64N(spans[rng.IntN(len(spans))])
-				w.Schedule(&nodes[i], d)
-				model[i] = d
+				w.Schedule(h, d)
+				model[h] = d
 			case r < 8:
-				w.Cancel(&nodes[i])
-				delete(model, i)
+				w.Cancel(h)
+				delete(model, h)
 			default:
 				now := w.Now() + rng.Int64N(spans[rng.IntN(len(spans)-1)])/8
-				fired := 0
-				w.Advance(now, func(n *Node[int]) {
-					if d, ok := model[n.Value]; !ok || d > now {
-						t.Fatalf("seed %d op %d: node %d fired at %d, model deadline %d, %v", seed, op, n.Value, now, d, ok)
+				w.Advance(now, func(h Handle) {
+					if d, ok := model[h]; !ok || d > now {
+						t.Fatalf("seed %d op %d: handle %d fired at %d, model deadline %d, %v", seed, op, h, now, d, ok)
 					}
-					delete(model, n.Value)
-					fired++
+					delete(model, h)
 				})
-				for i, d := range model {
+				for h, d := range model {
 					if d <= now {
-						t.Fatalf("seed %d op %d: node %d not fired: deadline %d <= now %d", seed, op, i, d, now)
+						t.Fatalf("seed %d op %d: handle %d not fired: deadline %d <= now %d", seed, op, h, d, now)
 					}
 				}
 				if next, ok := w.NextDeadline(); ok && (next <= now || next > slices.Min(slices.Collect(maps.Values(model)))) {
@@ -387,6 +452,12 @@ func TestWheelMatchesModelManyNodes(t *testing.T) {
 			if op%5000 == 0 {
 				if err := w.verify(); err != nil {
 					t.Fatalf("seed %d op %d: %v", seed, op, err)
+				}
+				for h := range Handle(handles) {
+					d, ok := w.Deadline(h)
+					if md, want := model[h]; ok != want || d != md {
+						t.Fatalf("seed %d op %d: Deadline(%d) = %d, %v, want %d, %v", seed, op, h, d, ok, md, want)
+					}
 				}
 			}
 		}

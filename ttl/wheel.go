@@ -1,5 +1,6 @@
-// Package ttl implements a hierarchical timer wheel: it files nodes by
-// deadline and hands back the ones that are due as its time advances.
+// Package ttl implements a hierarchical timer wheel: it files handles (small
+// integers naming the caller's entries) by deadline and hands back the ones
+// that are due as its time advances.
 //
 // # Model
 //
@@ -7,9 +8,8 @@
 // uses Unix nanoseconds). The wheel has a tick of 2^k ns (default 2^20 ns,
 // about 1 ms) and several levels of 64 buckets each. A bucket of level L spans
 // tick·64^L, so a deadline's bucket number on level L is deadline >> (k+6L)
-// and its slot is that number's low 6 bits: a shift and a mask, as in Linux
-// timers, Kafka's purgatory and otter v2 (internal/expiration/variable.go),
-// whose design this follows. With the default tick the levels are:
+// and its slot is that number's low 6 bits: a shift and a mask, the classic
+// hierarchical timing wheel. With the default tick the levels are:
 //
 //	level  bucket span  level reaches
 //	0      1.05 ms      67.1 ms
@@ -23,12 +23,14 @@
 // A finer tick adds levels so the levels always reach at least 2^56 ns
 // (2.28 years) ahead; a coarser one removes some.
 //
-// Schedule files a node on the lowest level whose 64 buckets, counted from
+// Schedule files a handle on the lowest level whose 64 buckets, counted from
 // the bucket holding the wheel's time, include the deadline's bucket. Buckets
-// are intrusive singly-linked lists whose nodes also point back at whatever
-// points at them, so Schedule, Cancel and rescheduling are O(1) and allocate
-// nothing. Deadlines at or before the wheel's time go on a due list and fire
-// at the next Advance.
+// are doubly-linked lists threaded through the wheel's per-handle links (16
+// bytes a handle, in chunks allocated as handles appear), linked by handle
+// rather than by pointer, so the caller's entries may live in any store that
+// names them by number. Schedule, Cancel and rescheduling are O(1) and, once
+// a handle's chunk exists, allocate nothing. Deadlines at or before the
+// wheel's time go on a due list and fire at the next Advance.
 //
 // Advance visits, on every level, the buckets whose span the wheel's time has
 // entered or passed since the last Advance, and either collects each node
@@ -76,207 +78,251 @@ const (
 	// verifyWheel checks every invariant after every operation and panics on
 	// a violation. It is for debugging only: it makes each call O(n).
 	verifyWheel = false
+
+	linkBits  = 6
+	linkChunk = 1 << linkBits // links per chunk: 1 KiB
+
+	none        = -1            // end of a list
+	unscheduled = math.MinInt32 // prev of a handle that is in no list
 )
 
-// Node is one entry a Wheel can hold. Its zero value is unscheduled. Value is
-// the caller's payload; the other fields belong to the wheel, take three
-// words, and are guarded by whatever serializes calls to the Wheel holding
-// the node. A node is in at most one wheel at a time and must not be copied
-// while scheduled.
-type Node[T any] struct {
-	Value T
+// Handle names one of the caller's entries: a number from 0 up, dense
+// enough that the wheel's per-handle links (16 bytes each, allocated in
+// chunks of 64 as handles appear) stay small.
+type Handle = int32
 
+// link is the wheel's record of one handle. prev is the previous handle in
+// its list, or -(list+1) when the handle heads list number list, or
+// unscheduled.
+type link struct {
 	deadline int64
-	next     *Node[T]
-	// pprev points at the pointer that points at this node: a bucket head
-	// or the previous node's next. It is nil exactly when the node is not
-	// scheduled.
-	pprev **Node[T]
+	next     Handle
+	prev     int32
 }
 
-// Scheduled reports whether n is in a wheel, that is scheduled and not yet
-// fired or cancelled.
-func (n *Node[T]) Scheduled() bool { return n.pprev != nil }
-
-// Deadline returns the deadline n was last scheduled at, in nanoseconds, and
-// whether it is still scheduled.
-func (n *Node[T]) Deadline() (int64, bool) { return n.deadline, n.pprev != nil }
-
-// push files n, which must be unlinked, at the front of the list at head.
-func push[T any](head **Node[T], n *Node[T]) {
-	n.next = *head
-	if n.next != nil {
-		n.next.pprev = &n.next
-	}
-	n.pprev = head
-	*head = n
-}
-
-// unlink takes n, which must be linked, out of its list.
-func (n *Node[T]) unlink() {
-	*n.pprev = n.next
-	if n.next != nil {
-		n.next.pprev = n.pprev
-	}
-	n.next, n.pprev = nil, nil
-}
-
-// Wheel schedules nodes at deadlines (int64 nanoseconds on the caller's time
-// line, e.g. Unix nanoseconds) and fires each one exactly once when Advance
-// reaches a time at or after its deadline; the package doc describes the
-// model. A Wheel is not safe for concurrent use: callers serialize access
-// (the engine holds a shard lock); NextDeadline, Len, Now and Tick only read,
-// so they may run concurrently with one another. Create wheels with New; the
-// zero Wheel is not ready for use, and a Wheel must not be copied.
-type Wheel[T any] struct {
+// Wheel schedules handles at deadlines (int64 nanoseconds on the caller's
+// time line, e.g. Unix nanoseconds) and fires each one exactly once when
+// Advance reaches a time at or after its deadline; the package doc describes
+// the model. A Wheel is not safe for concurrent use: callers serialize
+// access (the engine holds a shard lock); NextDeadline, Len, Now and Tick
+// only read, so they may run concurrently with one another. Create wheels
+// with New; the zero Wheel is not ready for use, and a Wheel must not be
+// copied.
+type Wheel struct {
 	now   int64 // the wheel's time: the latest Advance, or New's now
 	shift uint  // log2 of the tick in nanoseconds
 
-	// levels[l].heads[i] heads the bucket whose number on level l, that is
-	// deadline >> (shift+6l), is ≡ i mod 64. A node on level 0 has bucket
-	// number in [now>>shift, now>>shift + 64) and deadline > now; a node on
-	// level l > 0 has bucket number in (now>>s, now>>s + 64) for that
-	// level's shift s, so the bucket holding now is empty above level 0.
-	levels []level[T]
+	// heads holds every list: heads[l*64+i] heads the bucket whose number
+	// on level l, that is deadline >> (shift+6l), is ≡ i mod 64, then the
+	// overflow, due and firing lists. A handle on level 0 has bucket number
+	// in [now>>shift, now>>shift + 64) and deadline > now; a handle on level
+	// l > 0 has bucket number in (now>>s, now>>s + 64) for that level's
+	// shift s, so the bucket holding now is empty above level 0.
+	heads   []Handle
+	nlevels int
+	// occupied[l] has bit i set if bucket i of level l may be non-empty: set
+	// when a handle is filed there, cleared when Advance empties the
+	// bucket, left set by Cancel (which does not know the bucket). It
+	// spares NextDeadline a scan.
+	occupied []uint64
 	// curMin is at or before every deadline in the level-0 bucket holding
-	// now, and after now; it is exact unless a node there was cancelled.
+	// now, and after now; it is exact unless a handle there was cancelled.
 	// It is meaningless while that bucket is empty.
-	curMin int64
+	curMin      int64
+	overflowMin int64 // at or before every deadline in overflow, after now
 
-	overflow    *Node[T] // deadlines past the top level's 64 buckets
-	overflowMin int64    // at or before every deadline in overflow, after now
-
-	due    *Node[T] // deadlines at or before now, scheduled since the last Advance
-	firing *Node[T] // nodes Advance has collected and not yet fired
-	n      int      // scheduled nodes, in every list above
+	links []*[linkChunk]link // chunks allocated one by one: no growth slack
+	n     int                // scheduled handles, in every list
 
 	advancing bool // a fire callback is running
 }
 
-// level is one ring of 64 buckets.
-type level[T any] struct {
-	// occupied has bit i set if heads[i] may be non-empty: set when a node
-	// is filed there, cleared when Advance empties the bucket, left set by
-	// Cancel (which does not know the bucket). It spares NextDeadline a scan.
-	occupied uint64
-	heads    [slots]*Node[T]
-}
+// The lists after the level buckets.
+func (w *Wheel) overflowList() int { return w.nlevels * slots }
+func (w *Wheel) dueList() int      { return w.nlevels*slots + 1 }
+func (w *Wheel) firingList() int   { return w.nlevels*slots + 2 }
 
 // New returns an empty wheel whose time starts at now, with a tick
 // (resolution) of tick rounded down to a power of two nanoseconds, at most
 // 2^50 ns; tick <= 0 selects the default of 2^20 ns, about one millisecond.
-func New[T any](now int64, tick time.Duration) *Wheel[T] {
+func New(now int64, tick time.Duration) *Wheel {
 	shift := uint(defaultShift)
 	if tick > 0 {
 		shift = uint(bits.Len64(uint64(tick)) - 1)
 	}
 	shift = min(shift, maxShift)
-	nlevels := (horizonShift - shift + slotBits - 1) / slotBits
-	return &Wheel[T]{
-		now:    now,
-		shift:  shift,
-		levels: make([]level[T], nlevels),
+	nlevels := int((horizonShift - shift + slotBits - 1) / slotBits)
+	w := &Wheel{
+		now:      now,
+		shift:    shift,
+		nlevels:  nlevels,
+		heads:    make([]Handle, nlevels*slots+3),
+		occupied: make([]uint64, nlevels),
 	}
+	for i := range w.heads {
+		w.heads[i] = none
+	}
+	return w
 }
 
 // Tick returns the wheel's resolution, the span of a level-0 bucket.
-func (w *Wheel[T]) Tick() time.Duration { return time.Duration(1) << w.shift }
+func (w *Wheel) Tick() time.Duration { return time.Duration(1) << w.shift }
 
 // Now returns the wheel's time: the latest time passed to Advance, or New's
 // now if that is later.
-func (w *Wheel[T]) Now() int64 { return w.now }
+func (w *Wheel) Now() int64 { return w.now }
 
-// Len returns the number of scheduled nodes, including due nodes Advance has
-// not fired yet.
-func (w *Wheel[T]) Len() int { return w.n }
+// Len returns the number of scheduled handles, including due handles
+// Advance has not fired yet.
+func (w *Wheel) Len() int { return w.n }
 
-// Schedule files n to fire at deadline, moving it if it is already scheduled
-// in w. It is O(1) and allocates nothing. A deadline at or before the wheel's
-// time fires at the next Advance (if Schedule is called from a fire callback,
-// the Advance after the current one). n must not be scheduled in another
-// wheel.
-func (w *Wheel[T]) Schedule(n *Node[T], deadline int64) {
-	if n.pprev != nil {
-		n.unlink()
+// link returns h's link, which must exist.
+func (w *Wheel) link(h Handle) *link { return &w.links[h>>linkBits][h&(linkChunk-1)] }
+
+// Scheduled reports whether h is scheduled: filed and not yet fired or
+// cancelled.
+func (w *Wheel) Scheduled(h Handle) bool {
+	return h >= 0 && int(h>>linkBits) < len(w.links) && w.link(h).prev != unscheduled
+}
+
+// Deadline returns the deadline h was last scheduled at and whether it is
+// still scheduled.
+func (w *Wheel) Deadline(h Handle) (int64, bool) {
+	if !w.Scheduled(h) {
+		return 0, false
+	}
+	return w.link(h).deadline, true
+}
+
+// grow makes links for handles up to h.
+func (w *Wheel) grow(h Handle) {
+	for int(h>>linkBits) >= len(w.links) {
+		c := new([linkChunk]link)
+		for i := range c {
+			c[i].prev = unscheduled
+		}
+		w.links = append(w.links, c)
+	}
+}
+
+// push files h, which must be unlinked, at the front of list.
+func (w *Wheel) push(list int, h Handle) {
+	l := w.link(h)
+	l.next = w.heads[list]
+	if l.next != none {
+		w.link(l.next).prev = int32(h)
+	}
+	l.prev = int32(-(list + 1))
+	w.heads[list] = h
+}
+
+// unlink takes h, which must be linked, out of its list.
+func (w *Wheel) unlink(h Handle) {
+	l := w.link(h)
+	if l.prev >= 0 {
+		w.link(Handle(l.prev)).next = l.next
+	} else {
+		w.heads[-l.prev-1] = l.next
+	}
+	if l.next != none {
+		w.link(l.next).prev = l.prev
+	}
+	l.next, l.prev = none, unscheduled
+}
+
+// Schedule files h to fire at deadline, moving it if it is already
+// scheduled. It is O(1) and allocates nothing unless h is beyond every
+// handle seen so far: then it allocates the 1 KiB chunks of links up to h's
+// (and, now and then, a larger list of chunks), amortized O(1) for handles
+// handed out in order as a shard's are. A deadline at or before
+// the wheel's time fires at the next Advance (if Schedule is called from a
+// fire callback, the Advance after the current one). h must be >= 0.
+func (w *Wheel) Schedule(h Handle, deadline int64) {
+	if int(h>>linkBits) >= len(w.links) {
+		w.grow(h)
+	}
+	l := w.link(h)
+	if l.prev != unscheduled {
+		w.unlink(h)
 	} else {
 		w.n++
 	}
-	n.deadline = deadline
-	w.place(n)
+	l.deadline = deadline
+	w.place(h)
 	if verifyWheel {
 		w.mustVerify()
 	}
 }
 
-// Cancel removes n from the wheel, so it will not fire; it does nothing if n
-// is not scheduled. It is O(1). n must not be scheduled in another wheel.
-func (w *Wheel[T]) Cancel(n *Node[T]) {
-	if n.pprev == nil {
+// Cancel removes h from the wheel, so it will not fire; it does nothing if
+// h is not scheduled. It is O(1).
+func (w *Wheel) Cancel(h Handle) {
+	if !w.Scheduled(h) {
 		return
 	}
-	n.unlink()
+	w.unlink(h)
 	w.n--
 	if verifyWheel {
 		w.mustVerify()
 	}
 }
 
-// place files the unlinked node n by its deadline relative to the wheel's
-// time.
-func (w *Wheel[T]) place(n *Node[T]) {
-	d := n.deadline
+// place files the unlinked handle h by its deadline relative to the
+// wheel's time.
+func (w *Wheel) place(h Handle) {
+	d := w.link(h).deadline
 	if d <= w.now {
-		push(&w.due, n)
+		w.push(w.dueList(), h)
 		return
 	}
 	s := w.shift
-	for l := range w.levels {
+	for l := range w.nlevels {
 		// d > now, so the unsigned difference of bucket numbers is exact
 		// even where the signed one would overflow.
 		b, cur := d>>s, w.now>>s
 		if uint64(b)-uint64(cur) < slots {
-			lv, i := &w.levels[l], uint64(b)&slotMask
-			lv.occupied |= 1 << i
-			head := &lv.heads[i]
-			if l == 0 && b == cur && (*head == nil || d < w.curMin) {
+			i := int(uint64(b) & slotMask)
+			w.occupied[l] |= 1 << i
+			list := l*slots + i
+			if l == 0 && b == cur && (w.heads[list] == none || d < w.curMin) {
 				w.curMin = d
 			}
-			push(head, n)
+			w.push(list, h)
 			return
 		}
 		s += slotBits
 	}
-	if w.overflow == nil || d < w.overflowMin {
+	if w.heads[w.overflowList()] == none || d < w.overflowMin {
 		w.overflowMin = d
 	}
-	push(&w.overflow, n)
+	w.push(w.overflowList(), h)
 }
 
 // Advance moves the wheel's time to now and calls fire (which must not be
-// nil) once for every node whose deadline is at or before now, after
-// unlinking it. Nodes fire in no particular order. fire may Schedule or
-// Cancel any node, including the fired one; a node cancelled before its turn
-// does not fire, and one scheduled at or before now fires at the next
+// nil) once for every handle whose deadline is at or before now, after
+// unlinking it. Handles fire in no particular order. fire may Schedule or
+// Cancel any handle, including the fired one; a handle cancelled before its
+// turn does not fire, and one scheduled at or before now fires at the next
 // Advance. fire must not call Advance (that panics). A now earlier than the
 // wheel's time is treated as the wheel's time. Advance costs O(levels +
-// occupied buckets reached + nodes fired or moved down a level), however far
-// time jumps; it allocates nothing.
-func (w *Wheel[T]) Advance(now int64, fire func(*Node[T])) {
+// occupied buckets reached + handles fired or moved down a level), however
+// far time jumps; it allocates nothing.
+func (w *Wheel) Advance(now int64, fire func(Handle)) {
 	if w.advancing {
 		panic("ttl: Advance called from a fire callback")
 	}
 	old := w.now
 	t := max(now, old)
 	w.now = t
-	// Nodes scheduled at or before the old time are due. (firing is empty
-	// unless a fire callback panicked; its nodes are due too.)
-	for w.due != nil {
-		n := w.due
-		n.unlink()
-		push(&w.firing, n)
+	// Handles scheduled at or before the old time are due. (firing is
+	// empty unless a fire callback panicked; its handles are due too.)
+	for due := w.dueList(); w.heads[due] != none; {
+		h := w.heads[due]
+		w.unlink(h)
+		w.push(w.firingList(), h)
 	}
 	w.collect(old, t)
-	if w.firing != nil {
+	if w.heads[w.firingList()] != none {
 		w.fireAll(fire)
 	}
 	if verifyWheel {
@@ -284,14 +330,14 @@ func (w *Wheel[T]) Advance(now int64, fire func(*Node[T])) {
 	}
 }
 
-// collect moves every node with a deadline at or before t to firing and
-// re-files every other node in a bucket that time has reached, given that
+// collect moves every handle with a deadline at or before t to firing and
+// re-files every other handle in a bucket that time has reached, given that
 // the wheel's time moved from old to t.
-func (w *Wheel[T]) collect(old, t int64) {
-	// Lower levels first: a node moved down from level l lands on a level
+func (w *Wheel) collect(old, t int64) {
+	// Lower levels first: a handle moved down from level l lands on a level
 	// already swept, so it is filed once, relative to t.
 	s := w.shift
-	for l := range w.levels {
+	for l := range w.nlevels {
 		from, to := old>>s, t>>s
 		if l > 0 {
 			if from == to {
@@ -301,53 +347,53 @@ func (w *Wheel[T]) collect(old, t int64) {
 		}
 		// Visiting a slot covers every bucket number ≡ it mod 64, so 64
 		// visits cover any jump; empty slots are skipped by the bitmap.
-		lv := &w.levels[l]
 		visit := ^uint64(0)
 		if n := uint64(to) - uint64(from) + 1; n < slots {
 			visit = bits.RotateLeft64(1<<n-1, int(uint64(from)&slotMask))
 		}
-		visit &= lv.occupied
-		lv.occupied &^= visit // first: sweep may refill the current bucket
+		visit &= w.occupied[l]
+		w.occupied[l] &^= visit // first: sweep may refill the current bucket
 		for ; visit != 0; visit &= visit - 1 {
-			w.sweep(&lv.heads[bits.TrailingZeros64(visit)], t)
+			w.sweep(l*slots+bits.TrailingZeros64(visit), t)
 		}
 		s += slotBits
 	}
-	if w.overflow != nil {
-		top := w.shift + slotBits*uint(len(w.levels)-1)
+	if w.heads[w.overflowList()] != none {
+		top := w.shift + slotBits*uint(w.nlevels-1)
 		if w.overflowMin <= t || uint64(w.overflowMin>>top)-uint64(t>>top) < slots {
-			w.sweep(&w.overflow, t)
+			w.sweep(w.overflowList(), t)
 		}
 	}
 }
 
-// sweep empties the list at head, moving due nodes to firing and re-filing
-// the others relative to the wheel's time t.
-func (w *Wheel[T]) sweep(head **Node[T], t int64) {
-	n := *head
-	*head = nil
-	for n != nil {
-		next := n.next
-		n.next, n.pprev = nil, nil
-		if n.deadline <= t {
-			push(&w.firing, n)
+// sweep empties list, moving due handles to firing and re-filing the others
+// relative to the wheel's time t.
+func (w *Wheel) sweep(list int, t int64) {
+	h := w.heads[list]
+	w.heads[list] = none
+	for h != none {
+		l := w.link(h)
+		next := l.next
+		l.next, l.prev = none, unscheduled
+		if l.deadline <= t {
+			w.push(w.firingList(), h)
 		} else {
-			w.place(n) // may push onto head again: the detached rest is safe
+			w.place(h) // may push onto list again: the detached rest is safe
 		}
-		n = next
+		h = next
 	}
 }
 
-// fireAll unlinks and fires the nodes on firing one at a time, so a callback
-// can still cancel or reschedule the ones after it.
-func (w *Wheel[T]) fireAll(fire func(*Node[T])) {
+// fireAll unlinks and fires the handles on firing one at a time, so a
+// callback can still cancel or reschedule the ones after it.
+func (w *Wheel) fireAll(fire func(Handle)) {
 	w.advancing = true
 	defer func() { w.advancing = false }()
-	for w.firing != nil {
-		n := w.firing
-		n.unlink()
+	for firing := w.firingList(); w.heads[firing] != none; {
+		h := w.heads[firing]
+		w.unlink(h)
 		w.n--
-		fire(n)
+		fire(h)
 	}
 }
 
@@ -355,18 +401,18 @@ func (w *Wheel[T]) fireAll(fire func(*Node[T])) {
 // and after the wheel's time, and false when the wheel is empty. It is exact
 // for the level-0 bucket holding the wheel's time, within one tick for other
 // level-0 buckets, and the start of the first occupied bucket on higher
-// levels; an Advance to that time moves the nodes there down a level, so
-// NextDeadline then moves forward. When a node scheduled at or before the
-// wheel's time awaits the next Advance, no such time exists and NextDeadline
-// returns the wheel's time plus one nanosecond, so a reaper sleeping until
-// it never spins. It looks at the occupied buckets of each level in order,
-// stopping at the first non-empty one, so it is O(levels) unless nodes were
-// cancelled from many buckets since the last Advance.
-func (w *Wheel[T]) NextDeadline() (int64, bool) {
+// levels; an Advance to that time moves the handles there down a level, so
+// NextDeadline then moves forward. When a handle scheduled at or before the
+// wheel's time awaits the next Advance, no such time exists and
+// NextDeadline returns the wheel's time plus one nanosecond, so a reaper
+// sleeping until it never spins. It looks at the occupied buckets of each
+// level in order, stopping at the first non-empty one, so it is O(levels)
+// unless handles were cancelled from many buckets since the last Advance.
+func (w *Wheel) NextDeadline() (int64, bool) {
 	if w.n == 0 {
 		return 0, false
 	}
-	if w.due != nil || w.firing != nil {
+	if w.heads[w.dueList()] != none || w.heads[w.firingList()] != none {
 		if w.now == math.MaxInt64 {
 			return w.now, true
 		}
@@ -374,16 +420,16 @@ func (w *Wheel[T]) NextDeadline() (int64, bool) {
 	}
 	best := int64(math.MaxInt64)
 	s := w.shift
-	for l := range w.levels {
-		lv, cur := &w.levels[l], w.now>>s
+	for l := range w.nlevels {
+		cur := w.now >> s
 		// Bit k of occ stands for the bucket k after the one holding now.
-		occ := bits.RotateLeft64(lv.occupied, -int(uint64(cur)&slotMask))
+		occ := bits.RotateLeft64(w.occupied[l], -int(uint64(cur)&slotMask))
 		if l > 0 {
 			occ &^= 1 // the bucket holding now is empty above level 0
 		}
 		for ; occ != 0; occ &= occ - 1 {
 			k := bits.TrailingZeros64(occ)
-			if lv.heads[(uint64(cur)+uint64(k))&slotMask] != nil {
+			if w.heads[l*slots+int((uint64(cur)+uint64(k))&slotMask)] != none {
 				b := (cur + int64(k)) << s
 				if k == 0 {
 					b = w.curMin
@@ -393,20 +439,20 @@ func (w *Wheel[T]) NextDeadline() (int64, bool) {
 			}
 		}
 		s += slotBits
-		// Every node above this level (overflow included) is in a bucket of
-		// the next level after the one holding now.
+		// Every handle above this level (overflow included) is in a bucket
+		// of the next level after the one holding now.
 		if best>>s <= w.now>>s {
 			return best, true
 		}
 	}
-	if w.overflow != nil {
+	if w.heads[w.overflowList()] != none {
 		best = min(best, w.overflowMin)
 	}
 	return best, true
 }
 
 // mustVerify panics if an invariant does not hold.
-func (w *Wheel[T]) mustVerify() {
+func (w *Wheel) mustVerify() {
 	if err := w.verify(); err != nil {
 		panic(err)
 	}
@@ -414,34 +460,39 @@ func (w *Wheel[T]) mustVerify() {
 
 // verify checks every invariant documented on Wheel's fields and returns the
 // first violation. It is O(n): for tests and debugging.
-func (w *Wheel[T]) verify() error {
+func (w *Wheel) verify() error {
 	count := 0
-	walk := func(name string, head **Node[T], ok func(d int64) error) error {
-		prev := head
-		for n := *head; n != nil; n = n.next {
-			if n.pprev != prev {
-				return fmt.Errorf("ttl: %s: node at %d has a bad back pointer", name, n.deadline)
+	walk := func(name string, list int, ok func(d int64) error) error {
+		prev := int32(-(list + 1))
+		for h := w.heads[list]; h != none; h = w.link(h).next {
+			if h < 0 || int(h>>linkBits) >= len(w.links) {
+				return fmt.Errorf("ttl: %s: link to handle %d, beyond the links", name, h)
 			}
-			if err := ok(n.deadline); err != nil {
+			l := w.link(h)
+			if l.prev != prev {
+				return fmt.Errorf("ttl: %s: handle %d at %d has a bad back link", name, h, l.deadline)
+			}
+			if err := ok(l.deadline); err != nil {
 				return fmt.Errorf("ttl: %s: %w", name, err)
 			}
 			count++
 			if count > w.n {
-				return fmt.Errorf("ttl: %s: more nodes than Len %d (or a cycle)", name, w.n)
+				return fmt.Errorf("ttl: %s: more handles than Len %d (or a cycle)", name, w.n)
 			}
-			prev = &n.next
+			prev = int32(h)
 		}
 		return nil
 	}
 	now := w.now
 	s := w.shift
-	for l := range w.levels {
+	for l := range w.nlevels {
 		cur := now >> s
-		for i := range w.levels[l].heads {
-			if w.levels[l].heads[i] != nil && w.levels[l].occupied&(1<<i) == 0 {
+		for i := range slots {
+			list := l*slots + i
+			if w.heads[list] != none && w.occupied[l]&(1<<i) == 0 {
 				return fmt.Errorf("ttl: level %d slot %d is not marked occupied", l, i)
 			}
-			err := walk(fmt.Sprintf("level %d slot %d", l, i), &w.levels[l].heads[i], func(d int64) error {
+			err := walk(fmt.Sprintf("level %d slot %d", l, i), list, func(d int64) error {
 				b := d >> s
 				switch {
 				case d <= now:
@@ -464,7 +515,7 @@ func (w *Wheel[T]) verify() error {
 		s += slotBits
 	}
 	top := s - slotBits
-	if err := walk("overflow", &w.overflow, func(d int64) error {
+	if err := walk("overflow", w.overflowList(), func(d int64) error {
 		switch {
 		case d <= now || uint64(d>>top)-uint64(now>>top) < slots:
 			return fmt.Errorf("deadline %d fits the levels at now %d", d, now)
@@ -475,27 +526,21 @@ func (w *Wheel[T]) verify() error {
 	}); err != nil {
 		return err
 	}
-	if w.overflow != nil && w.overflowMin <= now {
+	if w.heads[w.overflowList()] != none && w.overflowMin <= now {
 		return fmt.Errorf("ttl: overflowMin %d not after now %d", w.overflowMin, now)
 	}
-	if err := walk("due", &w.due, func(d int64) error {
-		if d > now {
-			return fmt.Errorf("deadline %d after now %d", d, now)
+	for name, list := range map[string]int{"due": w.dueList(), "firing": w.firingList()} {
+		if err := walk(name, list, func(d int64) error {
+			if d > now {
+				return fmt.Errorf("deadline %d after now %d", d, now)
+			}
+			return nil
+		}); err != nil {
+			return err
 		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := walk("firing", &w.firing, func(d int64) error {
-		if d > now {
-			return fmt.Errorf("deadline %d after now %d", d, now)
-		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	if count != w.n {
-		return fmt.Errorf("ttl: %d nodes linked, Len %d", count, w.n)
+		return fmt.Errorf("ttl: %d handles linked, Len %d", count, w.n)
 	}
 	return nil
 }

@@ -7,17 +7,41 @@ import (
 	"time"
 )
 
-// background fills w with n nodes whose deadlines spread over ten minutes to
-// a day ahead, so benchmarks run against a populated wheel. Their Value.exp
-// is a period of one day, for benchmarks that re-arm fired nodes.
-func background(w *Wheel[item], n int) []Node[item] {
+// timers is a benchmark's own record of its handles, indexed by handle, as
+// the engine keeps each entry's deadline beside the wheel: the deadline a
+// handle was last scheduled at and the period a fire callback re-arms it by.
+type timers struct {
+	deadline []int64
+	period   []int64
+}
+
+// add schedules the next handle (one past the last added) at deadline with
+// the given re-arm period and returns it.
+func (tm *timers) add(w *Wheel, deadline, period int64) Handle {
+	h := Handle(len(tm.deadline))
+	tm.deadline = append(tm.deadline, deadline)
+	tm.period = append(tm.period, period)
+	w.Schedule(h, deadline)
+	return h
+}
+
+// rearm is a fire callback that schedules h again one period after its
+// deadline.
+func (tm *timers) rearm(w *Wheel, h Handle) {
+	tm.deadline[h] += tm.period[h]
+	w.Schedule(h, tm.deadline[h])
+}
+
+// background fills w with handles 0 to n-1 whose deadlines spread over ten
+// minutes to a day ahead, so benchmarks run against a populated wheel. Their
+// period is one day, for benchmarks that re-arm fired handles.
+func background(w *Wheel, n int) *timers {
 	rng := rand.New(rand.NewPCG(1, 2))
-	nodes := make([]Node[item], n)
-	for i := range nodes {
-		nodes[i].Value.exp = day
-		w.Schedule(&nodes[i], w.Now()+int64(10*time.Minute)+rng.Int64N(day))
+	tm := &timers{}
+	for range n {
+		tm.add(w, w.Now()+int64(10*time.Minute)+rng.Int64N(day), day)
 	}
-	return nodes
+	return tm
 }
 
 var ttls = []time.Duration{10 * time.Millisecond, 30 * time.Second, time.Hour, 3 * 365 * 24 * time.Hour}
@@ -25,15 +49,17 @@ var ttls = []time.Duration{10 * time.Millisecond, 30 * time.Second, time.Hour, 3
 func BenchmarkScheduleCancel(b *testing.B) {
 	for _, ttl := range ttls {
 		b.Run(fmt.Sprintf("ttl=%v", ttl), func(b *testing.B) {
-			w := New[item](epoch2026, 0)
+			w := New(epoch2026, 0)
 			background(w, 100_000)
-			var n Node[item]
+			h := Handle(100_000)
+			w.Schedule(h, w.now+int64(ttl)) // its link chunk now exists
+			w.Cancel(h)
 			b.ReportAllocs()
 			i := int64(0)
 			for b.Loop() {
 				i++
-				w.Schedule(&n, w.now+int64(ttl)+i&1023)
-				w.Cancel(&n)
+				w.Schedule(h, w.now+int64(ttl)+i&1023)
+				w.Cancel(h)
 			}
 		})
 	}
@@ -42,36 +68,35 @@ func BenchmarkScheduleCancel(b *testing.B) {
 func BenchmarkReschedule(b *testing.B) {
 	for _, ttl := range ttls {
 		b.Run(fmt.Sprintf("ttl=%v", ttl), func(b *testing.B) {
-			w := New[item](epoch2026, 0)
-			nodes := background(w, 100_000)
+			w := New(epoch2026, 0)
+			n := len(background(w, 100_000).deadline)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				i++
-				w.Schedule(&nodes[i%len(nodes)], w.now+int64(ttl)+int64(i&1023))
+				w.Schedule(Handle(i%n), w.now+int64(ttl)+int64(i&1023))
 			}
 		})
 	}
 }
 
-// BenchmarkAdvance advances one tick at a time with a steady N nodes due per
-// tick (each fired node is re-armed one tick later), over 100k background
-// nodes re-armed daily (about one more due per tick once a day has passed).
+// BenchmarkAdvance advances one tick at a time with a steady N handles due
+// per tick (each fired handle is re-armed one tick later), over 100k
+// background handles re-armed daily (about one more due per tick once a day
+// has passed).
 func BenchmarkAdvance(b *testing.B) {
 	for _, expiring := range []int{0, 1, 100, 10_000} {
 		b.Run(fmt.Sprintf("due/tick=%d", expiring), func(b *testing.B) {
-			w := New[item](epoch2026, 0)
-			background(w, 100_000)
+			w := New(epoch2026, 0)
+			tm := background(w, 100_000)
 			tick := int64(w.Tick())
-			nodes := make([]Node[item], expiring)
-			for i := range nodes {
-				nodes[i].Value.exp = tick
-				w.Schedule(&nodes[i], w.now+1+int64(i)%tick)
+			for i := range expiring {
+				tm.add(w, w.now+1+int64(i)%tick, tick)
 			}
 			fired := 0
-			fire := func(n *Node[item]) {
+			fire := func(h Handle) {
 				fired++
-				w.Schedule(n, n.deadline+n.Value.exp)
+				tm.rearm(w, h)
 			}
 			b.ReportAllocs()
 			now := w.now
@@ -86,9 +111,9 @@ func BenchmarkAdvance(b *testing.B) {
 
 // BenchmarkAdvanceJump advances by a long jump (10 hours is 34 million
 // default ticks) with a few timers spread over twice the jump, so about half
-// fire and the rest cascade. The fire callback re-arms each fired node within
-// twice the jump again, so the op includes that Schedule: the steady state
-// of a reaper that wakes rarely.
+// fire and the rest cascade. The fire callback re-arms each fired handle
+// within twice the jump again, so the op includes that Schedule: the steady
+// state of a reaper that wakes rarely.
 func BenchmarkAdvanceJump(b *testing.B) {
 	for _, bc := range []struct {
 		jump   time.Duration
@@ -104,24 +129,22 @@ func BenchmarkAdvanceJump(b *testing.B) {
 			for i := range offsets {
 				offsets[i] = 1 + rng.Int64N(2*int64(bc.jump))
 			}
-			var w *Wheel[item]
-			nodes := make([]Node[item], bc.timers)
+			var w *Wheel
 			i := 0
 			fired := 0
-			fire := func(n *Node[item]) {
+			fire := func(h Handle) {
 				fired++
 				i++
-				w.Schedule(n, w.now+offsets[i%len(offsets)])
+				w.Schedule(h, w.now+offsets[i%len(offsets)])
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if w == nil || w.now > epoch2026+100*year { // stay far from the end of int64 time
 					b.StopTimer()
-					w = New[item](epoch2026, 0)
-					for j := range nodes {
+					w = New(epoch2026, 0)
+					for h := range Handle(bc.timers) {
 						i++
-						nodes[j] = Node[item]{}
-						w.Schedule(&nodes[j], w.now+offsets[i%len(offsets)])
+						w.Schedule(h, w.now+offsets[i%len(offsets)])
 					}
 					b.StartTimer()
 				}
@@ -143,10 +166,9 @@ func BenchmarkNextDeadline(b *testing.B) {
 		{"nearest=2years", 1, 2 * 365 * 24 * time.Hour},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			w := New[item](epoch2026, 0)
-			background(w, bc.timers)
-			var n Node[item]
-			w.Schedule(&n, w.now+int64(bc.nearest))
+			w := New(epoch2026, 0)
+			tm := background(w, bc.timers)
+			tm.add(w, w.now+int64(bc.nearest), 0)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, ok := w.NextDeadline(); !ok {

@@ -1,0 +1,179 @@
+package engine
+
+// BenchmarkVs runs every hot operation on the engine and on the obvious
+// alternative, one map of (value, deadline) behind one sync.Mutex with
+// time.Now for deadlines, with the same loop, so that each pair is measured
+// in the same run:
+//
+//	go test -run='^$' -bench='^BenchmarkVs$' -count=6 ./engine/ > vs.txt
+//	benchstat -col /impl vs.txt
+//
+// Sub-benchmarks are BenchmarkVs/op=<op>/keys=<n>/impl=<nxkv|map+Mutex>.
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// store is the surface the paired benchmarks drive.
+type store interface {
+	Get(k string) (string, bool)
+	Set(k, v string)
+	GetSet(k, v string) (string, bool)
+	SetNX(k, v string) bool
+	SetNXPX(k, v string, ttl time.Duration) (bool, error)
+	CompareAndDelete(k, v string) bool
+}
+
+var _ store = (*Engine)(nil)
+
+// lockedMap is the baseline: a Go map of value and deadline behind one
+// mutex, time.Now for deadlines, Redis's expiry rule (alive while now <=
+// deadline).
+type lockedMap struct {
+	mu sync.Mutex
+	m  map[string]lmEntry
+}
+
+type lmEntry struct {
+	v   string
+	exp int64 // 0: none
+}
+
+func newLockedMap() *lockedMap { return &lockedMap{m: make(map[string]lmEntry)} }
+
+func (m *lockedMap) Get(k string) (string, bool) {
+	m.mu.Lock()
+	e, ok := m.m[k]
+	if ok && e.exp != 0 && time.Now().UnixNano() > e.exp {
+		delete(m.m, k)
+		ok = false
+	}
+	m.mu.Unlock()
+	return e.v, ok
+}
+
+func (m *lockedMap) Set(k, v string) {
+	m.mu.Lock()
+	m.m[k] = lmEntry{v: v}
+	m.mu.Unlock()
+}
+
+func (m *lockedMap) GetSet(k, v string) (string, bool) {
+	m.mu.Lock()
+	e, ok := m.m[k]
+	if ok && e.exp != 0 && time.Now().UnixNano() > e.exp {
+		ok = false
+	}
+	m.m[k] = lmEntry{v: v}
+	m.mu.Unlock()
+	return e.v, ok
+}
+
+func (m *lockedMap) SetNX(k, v string) bool {
+	m.mu.Lock()
+	e, ok := m.m[k]
+	if ok && (e.exp == 0 || time.Now().UnixNano() <= e.exp) {
+		m.mu.Unlock()
+		return false
+	}
+	m.m[k] = lmEntry{v: v}
+	m.mu.Unlock()
+	return true
+}
+
+func (m *lockedMap) SetNXPX(k, v string, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	now := time.Now().UnixNano()
+	if e, ok := m.m[k]; ok && (e.exp == 0 || now <= e.exp) {
+		m.mu.Unlock()
+		return false, nil
+	}
+	m.m[k] = lmEntry{v: v, exp: now + int64(ttl)}
+	m.mu.Unlock()
+	return true, nil
+}
+
+func (m *lockedMap) CompareAndDelete(k, v string) bool {
+	m.mu.Lock()
+	e, ok := m.m[k]
+	if !ok || e.v != v || e.exp != 0 && time.Now().UnixNano() > e.exp {
+		m.mu.Unlock()
+		return false
+	}
+	delete(m.m, k)
+	m.mu.Unlock()
+	return true
+}
+
+// vsOp is one paired operation: setup fills the store, run does one
+// iteration on key k (some iterations are two operations: a write and the
+// one that restores the key).
+type vsOp struct {
+	name  string
+	setup func(s store, keys []string)
+	run   func(s store, k string)
+}
+
+var vsOps = []vsOp{
+	{"Get", setAll(0), func(s store, k string) { sinkS, sinkB = s.Get(k) }},
+	{"GetTTL", setAll(time.Hour), func(s store, k string) { sinkS, sinkB = s.Get(k) }},
+	{"Set", setAll(0), func(s store, k string) { s.Set(k, "w") }},
+	{"GetSet", setAll(0), func(s store, k string) { sinkS, sinkB = s.GetSet(k, "w") }},
+	{"SetNX-held", setAll(0), func(s store, k string) { sinkB = s.SetNX(k, "w") }},
+	{"SetNX-free+CAD", setAll(-1), func(s store, k string) { sinkB = s.SetNX(k, "w"); s.CompareAndDelete(k, "w") }},
+	{"SetNXPX-held", setAll(time.Hour), func(s store, k string) { sinkB, _ = s.SetNXPX(k, "w", 30*time.Second) }},
+	{"CompareAndDelete-other", setAll(0), func(s store, k string) { sinkB = s.CompareAndDelete(k, "other") }},
+	{"LockCycle", setAll(-1), func(s store, k string) {
+		sinkB, _ = s.SetNXPX(k, "tok", 30*time.Second)
+		sinkB = s.CompareAndDelete(k, "tok")
+	}},
+}
+
+// setAll stores "v" under every key, with a TTL when ttl > 0; ttl < 0
+// stores nothing.
+func setAll(ttl time.Duration) func(s store, keys []string) {
+	return func(s store, keys []string) {
+		if ttl < 0 {
+			return
+		}
+		for _, k := range keys {
+			if ttl > 0 {
+				s.SetNXPX(k, "v", ttl)
+			} else {
+				s.Set(k, "v")
+			}
+		}
+	}
+}
+
+func BenchmarkVs(b *testing.B) {
+	for _, op := range vsOps {
+		for _, n := range []int{hotKeys, 1 << 16} {
+			keys := benchKeys(n)
+			for _, impl := range []string{"nxkv", "map+Mutex"} {
+				b.Run("op="+op.name+"/keys="+strconv.Itoa(n)+"/impl="+impl, func(b *testing.B) {
+					var s store
+					if impl == "nxkv" {
+						e := New(Options{})
+						b.Cleanup(func() { e.Close() })
+						s = e
+					} else {
+						s = newLockedMap()
+					}
+					op.setup(s, keys)
+					mask := n - 1
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						// A stride that visits every key but not in
+						// memory order, so the large set misses caches.
+						op.run(s, keys[(i*7919)&mask])
+					}
+				})
+			}
+		}
+	}
+}
