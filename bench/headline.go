@@ -86,7 +86,8 @@ type HeadlineRow struct {
 	Best        string   `json:"best_alternative,omitempty"`
 	BestDesc    string   `json:"best_alternative_desc,omitempty"`
 	BestCost    interval `json:"best_alternative_cost"`
-	// Ratio is nxkv's cost divided by the best alternative's, per round.
+	// Ratio is nxkv's median cost divided by the best alternative's, with
+	// a paired-bootstrap interval over the rounds.
 	Ratio   interval    `json:"ratio"`
 	Verdict string      `json:"verdict,omitempty"`
 	Busy    Busy        `json:"machine"`
@@ -102,8 +103,8 @@ type DetailRow struct {
 	Peer string   `json:"peer"`
 	Role string   `json:"role"`
 	Cost interval `json:"cost"`
-	// VsSubject is nxkv's cost divided by this contestant's, per round
-	// (zero for nxkv itself).
+	// VsSubject is nxkv's median cost divided by this contestant's (zero
+	// for nxkv itself).
 	VsSubject interval `json:"nxkv_vs_this"`
 	Note      string   `json:"note,omitempty"`
 }
@@ -150,15 +151,6 @@ func summarizeJob(j job, cs []contestant, costs [][][]float64, notes map[string]
 			}
 		}
 	}
-	perRound := func(a, b []float64) []float64 {
-		var out []float64
-		for r := range min(len(a), len(b)) {
-			if a[r] > 0 && b[r] > 0 {
-				out = append(out, a[r]/b[r])
-			}
-		}
-		return out
-	}
 	row.Subject = cs[si].Name
 	row.SubjectCost = medianCI(combined[si])
 	best := -1
@@ -173,7 +165,7 @@ func summarizeJob(j job, cs []contestant, costs [][][]float64, notes map[string]
 	if best >= 0 {
 		row.Best, row.BestDesc = cs[best].Name, cs[best].Desc
 		row.BestCost = medianCI(combined[best])
-		row.Ratio = medianCI(perRound(combined[si], combined[best]))
+		row.Ratio = ratioCI(combined[si], combined[best])
 		row.Verdict = fmt.Sprintf("%s vs %s: %s", j.Title, cs[best].Desc, fmtTimes(row.Ratio.Median, j.Words))
 	} else {
 		row.Skipped = "no alternative was measured (see -peers)"
@@ -182,7 +174,7 @@ func summarizeJob(j job, cs []contestant, costs [][][]float64, notes map[string]
 		for c := range cs {
 			d := DetailRow{Part: part, Peer: cs[c].Name, Role: cs[c].Role.String(), Cost: medianCI(pc[c]), Note: notes[cs[c].Name]}
 			if c != si {
-				d.VsSubject = medianCI(perRound(pc[si], pc[c]))
+				d.VsSubject = ratioCI(pc[si], pc[c])
 			}
 			row.Details = append(row.Details, d)
 		}

@@ -45,10 +45,9 @@ func verdictWidth(jobs []job) int {
 
 func printHeadlineIntro(w io.Writer, r *Results, jobs []job) {
 	fmt.Fprintf(w, "\n## nxkv against the best alternative, job by job\n\n")
-	fmt.Fprintf(w, "Each line compares nxkv with the alternative that did best in this run (lowest median cost), measured in\n"+
-		"the same interleaved rounds: the median over the rounds of nxkv's cost ÷ that alternative's, with its 95%%\n"+
-		"confidence interval. %d rounds per job (%d for expiry and memory); the figures are the median costs.\n\n",
-		r.Config.Head.Rounds, r.Config.Head.ExpiryRounds)
+	fmt.Fprintf(w, "Each line compares nxkv's median cost with that of the alternative that did best in this run, measured in\n"+
+		"the same interleaved rounds (%d per job, %d for expiry and memory), with a 95%% confidence interval from\n"+
+		"resampling the rounds.\n\n", r.Config.Head.Rounds, r.Config.Head.ExpiryRounds)
 }
 
 // printHeadlineRow prints one job's verdict line.
@@ -91,9 +90,9 @@ func printDetails(w io.Writer, r *Results) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Details of the headline\n\n")
-	fmt.Fprintf(w, "cost = median over the rounds with its 95%% confidence interval; nxkv vs this = the median over the rounds of\n"+
-		"nxkv's cost ÷ this one's. \"nxkv option\" rows are nxkv with a non-default setting; \"reference\" rows do less than\n"+
-		"the job asks (sync.Mutex has no TTL and no token) and show the floor.\n")
+	fmt.Fprintf(w, "cost = median over the rounds with its 95%% confidence interval; nxkv vs this = nxkv's median cost ÷ this\n"+
+		"one's, with its 95%% confidence interval. \"nxkv option\" rows are nxkv with a non-default setting; \"reference\"\n"+
+		"rows do less than the job asks (sync.Mutex has no TTL and no token) and show the floor.\n")
 	for _, h := range r.Headline {
 		if len(h.Details) == 0 {
 			continue

@@ -54,9 +54,9 @@ func renderMarkdown(w io.Writer, charts, label string, r *Results) {
 
 	fmt.Fprintf(w, "## nxkv against the best alternative, job by job\n\n")
 	fmt.Fprintf(w, "![nxkv against the best alternative](%s/headline.svg)\n\n", charts)
-	fmt.Fprintf(w, "Each row compares nxkv with the alternative that did best in this run, measured in the same\n"+
-		"interleaved rounds: the median over the rounds of nxkv's cost ÷ that alternative's, with its 95%%\n"+
-		"confidence interval (see Method). The chart above also shows every contestant of every job.\n\n")
+	fmt.Fprintf(w, "Each row compares nxkv's median cost with that of the alternative that did best in this run,\n"+
+		"measured in the same interleaved rounds, with a 95%% confidence interval from resampling the rounds\n"+
+		"(see Method). The chart above also shows every contestant of every job.\n\n")
 	fmt.Fprintf(w, "| job | nxkv | best alternative | verdict | 95%% CI |\n|---|---|---|---|---|\n")
 	for _, h := range r.Headline {
 		if h.Skipped != "" {

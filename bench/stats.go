@@ -3,13 +3,12 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 )
 
-// interval is a median with a distribution-free confidence interval: the
-// order statistics x(k) and x(n+1-k) of n repetitions bracket the true
-// median with probability 1 - 2·P(Binomial(n, 1/2) < k), whatever the
-// distribution of the repetitions (they need only be independent).
+// interval is an estimate with a confidence interval [Lo, Hi]: a median
+// (medianCI) or a ratio of medians (ratioCI).
 type interval struct {
 	Median float64 `json:"median"`
 	Lo     float64 `json:"lo"`
@@ -20,8 +19,11 @@ type interval struct {
 	N     int     `json:"n"`
 }
 
-// medianCI returns the median of xs with the narrowest order-statistic
-// interval whose coverage is at least 95%.
+// medianCI returns the median of xs with a distribution-free interval:
+// the order statistics x(k) and x(n+1-k) of n repetitions bracket the true
+// median with probability 1 - 2·P(Binomial(n, 1/2) < k), whatever the
+// distribution of the repetitions (they need only be independent); k is
+// the largest that keeps this at 95% or more.
 func medianCI(xs []float64) interval {
 	n := len(xs)
 	if n == 0 {
@@ -38,6 +40,50 @@ func medianCI(xs []float64) interval {
 		}
 		iv.Lo, iv.Hi, iv.Level = s[k-1], s[n-k], level
 	}
+	return iv
+}
+
+// bootstrapRounds is how many resamples ratioCI draws.
+const bootstrapRounds = 2000
+
+// ratioCI returns median(a) ÷ median(b), where a[r] and b[r] were measured
+// in the same round r, with a 95% paired-bootstrap percentile interval:
+// rounds are resampled with replacement, keeping each round's pair
+// together, so noise that hit both contestants of a round (a burst of
+// outside load) moves both medians alike. The estimate is the ratio of the
+// figures the report prints, so the verdict and the figures always agree.
+// Rounds where either cost is missing (0) are left out.
+func ratioCI(a, b []float64) interval {
+	var pa, pb []float64
+	for r := range min(len(a), len(b)) {
+		if a[r] > 0 && b[r] > 0 {
+			pa, pb = append(pa, a[r]), append(pb, b[r])
+		}
+	}
+	n := len(pa)
+	if n == 0 {
+		return interval{}
+	}
+	ratio := func(xa, xb []float64) float64 {
+		slices.Sort(xa)
+		slices.Sort(xb)
+		return median(xa) / median(xb)
+	}
+	iv := interval{Median: ratio(slices.Clone(pa), slices.Clone(pb)), Level: 0.95, N: n}
+	// A fixed seed: the same figures give the same interval.
+	rng := rand.New(rand.NewPCG(uint64(n), 0x6e786b76))
+	ra, rb := make([]float64, n), make([]float64, n)
+	rs := make([]float64, bootstrapRounds)
+	for i := range rs {
+		for j := range n {
+			k := rng.IntN(n)
+			ra[j], rb[j] = pa[k], pb[k]
+		}
+		rs[i] = ratio(ra, rb)
+	}
+	slices.Sort(rs)
+	iv.Lo, iv.Hi = rs[bootstrapRounds*25/1000], rs[bootstrapRounds*975/1000-1]
+	iv.Lo, iv.Hi = min(iv.Lo, iv.Median), max(iv.Hi, iv.Median)
 	return iv
 }
 

@@ -119,3 +119,56 @@ func TestGeomean(t *testing.T) {
 		t.Errorf("geomean(1, 0) = %v, want 0", got)
 	}
 }
+
+func TestRatioCI(t *testing.T) {
+	// Costs 2 and 1 times a noise common to each round: the ratio is
+	// exact, however large the noise.
+	noise := []float64{1, 3, 1.2, 0.9, 5, 1, 1.1, 2}
+	var a, b []float64
+	for _, n := range noise {
+		a, b = append(a, 2*n), append(b, n)
+	}
+	if got := ratioCI(a, b); got.Median != 2 || got.Lo != 2 || got.Hi != 2 || got.N != 8 {
+		t.Errorf("ratioCI(common noise) = %+v, want exactly 2", got)
+	}
+	// The estimate is the ratio of the medians, never a median of ratios,
+	// so it agrees with the costs the report prints beside it.
+	a, b = []float64{10, 100, 20, 90, 30}, []float64{50, 10, 60, 20, 40}
+	if got := ratioCI(a, b); got.Median != 30.0/40 || got.Lo > got.Median || got.Hi < got.Median {
+		t.Errorf("ratioCI = %+v, want median 30/40 inside its interval", got)
+	}
+	// Rounds with a missing cost are left out.
+	if got := ratioCI([]float64{1, 0, 3}, []float64{1, 1, 0}); got.N != 1 || got.Median != 1 {
+		t.Errorf("ratioCI with missing costs = %+v, want one round, ratio 1", got)
+	}
+	if got := ratioCI(nil, nil); got != (interval{}) {
+		t.Errorf("ratioCI(nil) = %+v, want zero", got)
+	}
+}
+
+// TestRatioCICovers checks by simulation that the interval covers the
+// true ratio of medians (2) in most trials when each round adds its own
+// noise to each contestant, besides the noise common to the round.
+func TestRatioCICovers(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const trials = 200
+	hit := 0
+	for range trials {
+		var a, b []float64
+		for range 15 {
+			common := math.Exp(r.NormFloat64())
+			a = append(a, 2*common*math.Exp(0.2*r.NormFloat64()))
+			b = append(b, common*math.Exp(0.2*r.NormFloat64()))
+		}
+		if iv := ratioCI(a, b); iv.Lo <= 2 && 2 <= iv.Hi {
+			hit++
+		}
+	}
+	// A percentile bootstrap of medians from 15 rounds covers a little
+	// less than its nominal 95%; far less would mean a broken interval.
+	got := float64(hit) / trials
+	t.Logf("covered in %.3f of %d trials", got, trials)
+	if got < 0.85 {
+		t.Errorf("ratioCI covered the true ratio in %.3f of trials, want about 0.9 or more", got)
+	}
+}

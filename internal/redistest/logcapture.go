@@ -44,7 +44,7 @@ func (c *logCapture) writeTo(w io.Writer) {
 	}
 	fmt.Fprintf(w, "go-redis logged %d lines during the tests (shown because a test failed):\n", len(c.lines)+c.dropped)
 	for _, l := range c.lines {
-		fmt.Fprintf(w, "  redis: %s\n", l)
+		fmt.Fprintf(w, "  %s\n", l)
 	}
 	if c.dropped > 0 {
 		fmt.Fprintf(w, "  ... and %d more\n", c.dropped)

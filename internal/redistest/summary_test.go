@@ -69,7 +69,7 @@ func TestLogCaptureBounded(t *testing.T) {
 		c.Printf(context.Background(), "line %d", i)
 	}
 	c.writeTo(&out)
-	if got := strings.Count(out.String(), "redis: line"); got != maxLogLines {
+	if got := strings.Count(out.String(), "  line "); got != maxLogLines {
 		t.Errorf("writeTo() printed %d lines, want %d", got, maxLogLines)
 	}
 	if !strings.Contains(out.String(), "and 5 more") || !strings.Contains(out.String(), "logged 205 lines") {
