@@ -87,7 +87,7 @@ func defaultConfig() config {
 			LockDur:      40 * time.Millisecond,
 			Warmup:       10 * time.Millisecond,
 			ExpiryKeys:   1 << 16,
-			ExpiryRounds: 6,
+			ExpiryRounds: 10,
 			ExpiryLead:   150 * time.Millisecond,
 			MemKeys:      1 << 17,
 			MemRounds:    6,

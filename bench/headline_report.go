@@ -46,8 +46,8 @@ func verdictWidth(jobs []job) int {
 func printHeadlineIntro(w io.Writer, r *Results, jobs []job) {
 	fmt.Fprintf(w, "\n## nxkv against the best alternative, job by job\n\n")
 	fmt.Fprintf(w, "Each line compares nxkv's median cost with that of the alternative that did best in this run, measured in\n"+
-		"the same interleaved rounds (%d per job, %d for expiry and memory), with a 95%% confidence interval from\n"+
-		"resampling the rounds.\n\n", r.Config.Head.Rounds, r.Config.Head.ExpiryRounds)
+		"the same interleaved rounds (%d per job, %d for expiry, %d for memory), with a 95%% confidence interval\n"+
+		"from resampling the rounds.\n\n", r.Config.Head.Rounds, r.Config.Head.ExpiryRounds, r.Config.Head.MemRounds)
 }
 
 // printHeadlineRow prints one job's verdict line.

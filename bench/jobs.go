@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -115,9 +116,15 @@ func measureLocks(cs []contestant, peers map[string]lockPeer, tick func(), round
 	costs := interleave(len(cs), rounds, tick, func(i int) float64 { return cost(ms[i].rep()) })
 	notes := map[string]string{}
 	for i, m := range ms {
-		if r := m.row(); r.Violations > 0 || r.Errors > 0 {
-			notes[cs[i].Name] = fmt.Sprintf("%d mutual exclusion violations, %d errors", r.Violations, r.Errors)
+		r := m.row()
+		var ns []string
+		if r.Violations > 0 || r.Errors > 0 {
+			ns = append(ns, fmt.Sprintf("%d mutual exclusion violations, %d errors", r.Violations, r.Errors))
 		}
+		if r.Untimed > 0 {
+			ns = append(ns, untimedNote(r))
+		}
+		notes[cs[i].Name] = strings.Join(ns, "; ")
 	}
 	return [][][]float64{costs}, notes, nil
 }
@@ -277,4 +284,9 @@ func redisLockJob(cfg config, t *target, why string) job {
 		}, func(r repCost) float64 { return perSecToNs(r.perSec) })
 	}
 	return j
+}
+
+// untimedNote says how many hand-offs of r were not timed, and why.
+func untimedNote(r LockRow) string {
+	return fmt.Sprintf("%d of %d hand-offs not timed (the holder was descheduled during its hold)", r.Untimed, r.Untimed+int64(r.Latency.N))
 }

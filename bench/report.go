@@ -241,6 +241,9 @@ func printLocks(w io.Writer, r *Results) {
 				if row.Errors > 0 {
 					note += fmt.Sprintf("%d errors; ", row.Errors)
 				}
+				if row.Untimed > 0 {
+					note += untimedNote(row) + "; "
+				}
 				if sc == "handoff" {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%d\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
 						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(),
