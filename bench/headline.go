@@ -93,8 +93,9 @@ type HeadlineRow struct {
 	Busy    Busy        `json:"machine"`
 	Details []DetailRow `json:"details,omitempty"`
 
-	words [2]string
-	unit  unit
+	// Words and Unit say how to print the costs and ratios.
+	Words [2]string `json:"words"`
+	Unit  unit      `json:"unit"`
 }
 
 // DetailRow is one contestant (on one part, for multi-part jobs).
@@ -131,7 +132,7 @@ func interleave(n, rounds int, tick func(), rep func(i int) float64) [][]float64
 
 // summarizeJob turns the costs of a job into its headline row.
 func summarizeJob(j job, cs []contestant, costs [][][]float64, notes map[string]string) HeadlineRow {
-	row := HeadlineRow{Job: j.ID, Title: j.Title, Metric: j.Metric, Rounds: j.Rounds, words: j.Words, unit: j.Unit}
+	row := HeadlineRow{Job: j.ID, Title: j.Title, Metric: j.Metric, Rounds: j.Rounds, Words: j.Words, Unit: j.Unit}
 	si := slices.IndexFunc(cs, func(c contestant) bool { return c.Role == subject })
 	if si < 0 || len(costs) == 0 {
 		row.Skipped = "nxkv was not measured (see -peers)"
@@ -195,7 +196,7 @@ func summarizeJob(j job, cs []contestant, costs [][][]float64, notes map[string]
 // runJob measures one job and summarizes it; a job that cannot run, or
 // whose nxkv or alternatives are all filtered out, comes back Skipped.
 func runJob(j job, cfg config, mon *loadMonitor) HeadlineRow {
-	row := HeadlineRow{Job: j.ID, Title: j.Title, Metric: j.Metric, Rounds: j.Rounds, words: j.Words, unit: j.Unit}
+	row := HeadlineRow{Job: j.ID, Title: j.Title, Metric: j.Metric, Rounds: j.Rounds, Words: j.Words, Unit: j.Unit}
 	if j.Skip != "" {
 		row.Skipped = j.Skip
 		return row
@@ -227,7 +228,7 @@ func runJob(j job, cfg config, mon *loadMonitor) HeadlineRow {
 
 // verdictCI formats a row's interval in the report's ratio format.
 func (h HeadlineRow) verdictCI() string {
-	return fmtTimesCI(h.Ratio.Lo, h.Ratio.Hi, h.words)
+	return fmtTimesCI(h.Ratio.Lo, h.Ratio.Hi, h.Words)
 }
 
 // levelPct is an interval's coverage as a whole percentage: 95 when it is
@@ -243,8 +244,13 @@ func levelPct(iv interval) int {
 // costsLine gives the two figures behind a verdict: "nxkv 41ns, xsync.Map
 // 34ns".
 func (h HeadlineRow) costsLine() string {
-	name := strings.TrimPrefix(strings.TrimPrefix(h.BestDesc, "a "), "an ")
-	return fmt.Sprintf("nxkv %s, %s %s", h.unit.format(h.SubjectCost.Median), name, h.unit.format(h.BestCost.Median))
+	return fmt.Sprintf("nxkv %s, %s %s", h.Unit.format(h.SubjectCost.Median), h.bestName(), h.Unit.format(h.BestCost.Median))
+}
+
+// bestName names the best alternative as its verdict does, without the
+// article: "map+Mutex lock polling every 1ms".
+func (h HeadlineRow) bestName() string {
+	return strings.TrimPrefix(strings.TrimPrefix(h.BestDesc, "a "), "an ")
 }
 
 // describeSkip turns a reason into a headline line.

@@ -56,9 +56,9 @@ func printHeadlineRow(w io.Writer, h HeadlineRow, jobs []job) {
 		fmt.Fprintf(w, "  %s\n", describeSkip(h.Title, h.Skipped))
 		return
 	}
-	prefix := strings.TrimSuffix(h.Verdict, fmtTimes(h.Ratio.Median, h.words))
+	prefix := strings.TrimSuffix(h.Verdict, fmtTimes(h.Ratio.Median, h.Words))
 	fmt.Fprintf(w, "  %s %s  (%d%% CI %s)  %s\n", pad(strings.TrimSpace(prefix), verdictWidth(jobs)),
-		fmtTimes(h.Ratio.Median, h.words), levelPct(h.Ratio), h.verdictCI(), h.costsLine())
+		fmtTimes(h.Ratio.Median, h.Words), levelPct(h.Ratio), h.verdictCI(), h.costsLine())
 	if h.Busy.busy() {
 		fmt.Fprintf(w, "    (machine busy during this job: %s)\n", h.Busy)
 	}
@@ -116,11 +116,11 @@ func printDetails(w io.Writer, r *Results) {
 			}
 			vs, vsCI := "", ""
 			if d.VsSubject.N > 0 {
-				vs = fmtTimes(d.VsSubject.Median, h.words)
-				vsCI = fmtTimesCI(d.VsSubject.Lo, d.VsSubject.Hi, h.words)
+				vs = fmtTimes(d.VsSubject.Median, h.Words)
+				vsCI = fmtTimesCI(d.VsSubject.Lo, d.VsSubject.Hi, h.Words)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Peer, d.Role, h.unit.format(d.Cost.Median),
-				fmtRange(h.unit.format(d.Cost.Lo), h.unit.format(d.Cost.Hi)), vs, vsCI, d.Note)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Peer, d.Role, h.Unit.format(d.Cost.Median),
+				fmtRange(h.Unit.format(d.Cost.Lo), h.Unit.format(d.Cost.Hi)), vs, vsCI, d.Note)
 		}
 		tw.Flush()
 	}

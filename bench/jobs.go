@@ -24,6 +24,18 @@ func byName[P any](ps []P, name func(P) string) map[string]P {
 	return m
 }
 
+// mapContestants are the engine and the maps and caches an embedding
+// program would use instead.
+func mapContestants() []contestant {
+	return []contestant{
+		{Name: peerEngine, Role: subject},
+		{Name: peerMapMutex, Desc: "a map+Mutex", Role: alternative},
+		{Name: peerSyncMap, Desc: "sync.Map", Role: alternative},
+		{Name: peerXsync, Desc: "xsync.Map", Role: alternative},
+		{Name: peerOtter, Desc: "otter", Role: alternative},
+	}
+}
+
 // kvJob: the six Redis string operations on a hot key set, one goroutine,
 // against the maps and caches an embedding program would use instead.
 func kvJob(cfg config) job {
@@ -35,13 +47,7 @@ func kvJob(cfg config) job {
 		Words:  timeWords,
 		Unit:   nanoseconds,
 		Rounds: cfg.Reps,
-		Contestants: []contestant{
-			{Name: peerEngine, Role: subject},
-			{Name: peerMapMutex, Desc: "a map+Mutex", Role: alternative},
-			{Name: peerSyncMap, Desc: "sync.Map", Role: alternative},
-			{Name: peerXsync, Desc: "xsync.Map", Role: alternative},
-			{Name: peerOtter, Desc: "otter", Role: alternative},
-		},
+		Contestants: mapContestants(),
 	}
 	for _, op := range ops {
 		j.Parts = append(j.Parts, op.Name)
@@ -234,13 +240,7 @@ func memoryJob(cfg config) job {
 		Words:  memoryWords,
 		Unit:   bytesUnit,
 		Rounds: cfg.Head.MemRounds,
-		Contestants: []contestant{
-			{Name: peerEngine, Role: subject},
-			{Name: peerMapMutex, Desc: "a map+Mutex", Role: alternative},
-			{Name: peerSyncMap, Desc: "sync.Map", Role: alternative},
-			{Name: peerXsync, Desc: "xsync.Map", Role: alternative},
-			{Name: peerOtter, Desc: "otter", Role: alternative},
-		},
+		Contestants: mapContestants(),
 		measure: func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
 			var failed error
 			costs := interleave(len(cs), cfg.Head.MemRounds, tick, func(i int) float64 {

@@ -63,7 +63,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fs.StringVar(&o.svgDir, "svg", "", "write bar charts with error bars (headline.svg and one per section) into `DIR`")
 	fs.StringVar(&o.mdOut, "md", "", "write the report as Markdown to `FILE` (BENCHMARKS.md), linking the -svg charts")
 	fs.StringVar(&o.label, "label", "", "say in the Markdown report what was measured (e.g. a commit)")
-	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:fence:* are written and deleted; use a scratch server)")
+	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
+	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and the lock client's fencing counters are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
 	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, expiry, memory)")
 	rounds := fs.Int("rounds", 0, "interleaved rounds per headline job (0: the default, 15)")
@@ -80,6 +81,17 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if o.mdOut != "" && o.svgDir == "" {
 		fmt.Fprintln(stderr, "bench: -md links the charts: give -svg DIR too")
 		return 2
+	}
+	if *from != "" {
+		res, err := readJSON(*from)
+		if err == nil {
+			err = writeOutputs(res, o)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	cfg := defaultConfig()
 	if *rounds > 0 {

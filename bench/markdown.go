@@ -63,8 +63,8 @@ func renderMarkdown(w io.Writer, charts, label string, r *Results) {
 			fmt.Fprintf(w, "| %s | | | skipped: %s | |\n", h.Title, mdCell(h.Skipped))
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %s %s | %s | %s |\n", h.Title, h.unit.format(h.SubjectCost.Median), h.Best,
-			h.unit.format(h.BestCost.Median), mdCell(h.Verdict), h.verdictCI())
+		fmt.Fprintf(w, "| %s | %s | %s %s | %s | %s |\n", h.Title, h.Unit.format(h.SubjectCost.Median), h.bestName(),
+			h.Unit.format(h.BestCost.Median), mdCell(h.Verdict), h.verdictCI())
 	}
 	fmt.Fprintf(w, "\n<details><summary>Every contestant of the headline</summary>\n\n```text")
 	printDetails(w, r)

@@ -109,6 +109,28 @@ func writeJSON(path string, r *Results) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
+// readJSON reads the results of an earlier run written by writeJSON.
+func readJSON(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &Results{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range r.Headline {
+		h := &r.Headline[i]
+		if h.Words == ([2]string{}) { // written before the field was
+			h.Words, h.Unit = timeWords, nanoseconds
+			if h.Job == "memory" {
+				h.Words, h.Unit = memoryWords, bytesUnit
+			}
+		}
+	}
+	return r, nil
+}
+
 // fmtNs prints a duration given in nanoseconds with a readable unit.
 func fmtNs(ns float64) string {
 	switch {

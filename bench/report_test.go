@@ -302,6 +302,20 @@ func TestFullRunReport(t *testing.T) {
 	for _, b := range checkUserText(string(md)) {
 		t.Error(b)
 	}
+
+	// -from renders the same report from the JSON, without measuring.
+	again := filepath.Join(dir, "again")
+	if code := run([]string{"-from", filepath.Join(dir, "r.json"), "-svg", filepath.Join(again, "charts"), "-md", filepath.Join(again, "BENCHMARKS.md"),
+		"-label", "a test run"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("run(-from) = %d, want 0", code)
+	}
+	md2, err := os.ReadFile(filepath.Join(again, "BENCHMARKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(md2) != string(md) {
+		t.Errorf("the report rendered with -from differs from the run's own:\n%s", md2)
+	}
 }
 
 func wellFormed(b []byte) error {

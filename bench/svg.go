@@ -34,9 +34,9 @@ type panel struct {
 }
 
 const (
-	svgWidth   = 1000
+	svgWidth   = 1100
 	labelWidth = 270
-	textWidth  = 230
+	textWidth  = 320
 	rowHeight  = 18
 )
 
@@ -130,9 +130,9 @@ func headlinePanels(r *Results) []panel {
 		if h.Skipped != "" || h.Ratio.N == 0 {
 			continue
 		}
-		sum.bars = append(sum.bars, bar{label: h.Title + " vs " + h.BestDesc, value: h.Ratio.Median, lo: h.Ratio.Lo, hi: h.Ratio.Hi,
-			text: fmtTimes(h.Ratio.Median, h.words), color: peerColor("nxkv")})
-		p := panel{title: h.Title, subtitle: h.Metric + "; median, error bar = 95% confidence interval (shorter is better)", tick: h.unit.format}
+		sum.bars = append(sum.bars, bar{label: h.Title, value: h.Ratio.Median, lo: h.Ratio.Lo, hi: h.Ratio.Hi,
+			text: fmtTimes(h.Ratio.Median, h.Words) + " than " + h.BestDesc, color: peerColor("nxkv")})
+		p := panel{title: h.Title, subtitle: h.Metric + "; median, error bar = 95% confidence interval (shorter is better)", tick: h.Unit.format}
 		spread := 1.0
 		for _, d := range h.Details {
 			if h.Details[0].Part != "" && d.Part != geomeanPart {
@@ -143,7 +143,7 @@ func headlinePanels(r *Results) []panel {
 				spread = math.Max(spread, h.SubjectCost.Median/d.Cost.Median)
 			}
 			p.bars = append(p.bars, bar{label: d.Peer, value: d.Cost.Median, lo: d.Cost.Lo, hi: d.Cost.Hi,
-				text: h.unit.format(d.Cost.Median), color: peerColor(d.Peer)})
+				text: h.Unit.format(d.Cost.Median), color: peerColor(d.Peer)})
 		}
 		if h.Details[0].Part != "" {
 			p.subtitle = h.Metric + ", geometric mean over the operations; median, error bar = 95% confidence interval (shorter is better)"
