@@ -41,12 +41,12 @@ func mapContestants() []contestant {
 func kvJob(cfg config) job {
 	ops := rawOps()
 	j := job{
-		ID:     "raw",
-		Title:  "embedded KV operation",
-		Metric: fmt.Sprintf("time per operation, %d hot keys, 1 goroutine", cfg.HotKeys),
-		Words:  timeWords,
-		Unit:   nanoseconds,
-		Rounds: cfg.Reps,
+		ID:          "raw",
+		Title:       "embedded KV operation",
+		Metric:      fmt.Sprintf("time per operation, %d hot keys, 1 goroutine", cfg.HotKeys),
+		Words:       timeWords,
+		Unit:        nanoseconds,
+		Rounds:      cfg.Reps,
 		Contestants: mapContestants(),
 	}
 	for _, op := range ops {
@@ -234,12 +234,12 @@ func memoryJob(cfg config) job {
 	ps := memPeers()
 	peers := byName(ps, func(p memPeer) string { return p.Name })
 	return job{
-		ID:     "memory",
-		Title:  "memory per key with a TTL",
-		Metric: fmt.Sprintf("heap bytes per key after GC, %d keys of 10 bytes with 16-byte values", cfg.MemKeys),
-		Words:  memoryWords,
-		Unit:   bytesUnit,
-		Rounds: cfg.Head.MemRounds,
+		ID:          "memory",
+		Title:       "memory per key with a TTL",
+		Metric:      fmt.Sprintf("heap bytes per key after GC, %d keys of 10 bytes with 16-byte values", cfg.MemKeys),
+		Words:       memoryWords,
+		Unit:        bytesUnit,
+		Rounds:      cfg.Head.MemRounds,
 		Contestants: mapContestants(),
 		measure: func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
 			var failed error
