@@ -19,12 +19,12 @@ const inprocWindow = 100 * time.Millisecond
 // fencing (to show what the fencing counter costs).
 func nxkvInprocLockPeer(variant string) lockPeer {
 	name := "nxkv lockapi (in-process)"
-	var copts []lockapi.ClientOption
+	var copts lockapi.Options
 	var bopts inproc.Options
 	switch variant {
 	case "fifo":
 		name = "nxkv lockapi (in-process, FIFO)"
-		copts = append(copts, lockapi.WithFIFO())
+		copts.FIFO = true
 	case "nofence":
 		name = "nxkv lockapi (in-process, NoFencing)"
 		bopts.NoFencing = true
@@ -34,8 +34,8 @@ func nxkvInprocLockPeer(variant string) lockPeer {
 		if err != nil {
 			return nil, err
 		}
-		c := lockapi.New(inproc.New(e, bopts), copts...)
-		opts := []lockapi.Option{lockapi.WithRetry(lockapi.LinearBackoff(inprocWindow))}
+		c := lockapi.New(inproc.New(e, bopts), copts)
+		opts := &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(inprocWindow)}
 		return &lockEnv{
 			newLocker: func(key string) locker { return &nxkvLocker{c: c, key: key, opts: opts} },
 			reset:     func(key string) { e.Del(key) },
@@ -53,16 +53,13 @@ func nxkvRedisLockPeer(t *target) lockPeer {
 		if err != nil {
 			return nil, err
 		}
-		c := lockapi.New(goredis.New(rc))
-		opts := []lockapi.Option{lockapi.WithRetry(lockapi.LinearBackoff(pollDelay))}
+		c := lockapi.New(goredis.New(rc, goredis.Options{}), lockapi.Options{})
+		opts := &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(pollDelay)}
 		return &lockEnv{
 			newLocker: func(key string) locker { return &nxkvLocker{c: c, key: key, opts: opts} },
 			reset: func(key string) {
-				keys := []string{key}
-				if fk, err := goredis.FenceKey(key); err == nil {
-					keys = append(keys, fk) // the fencing counter, so -redis servers are left clean
-				}
-				rc.Del(context.Background(), keys...)
+				// The fencing counter too, so -redis servers are left clean.
+				rc.Del(context.Background(), key, goredis.FenceKey(key))
 			},
 			close: func() { _ = rc.Close() },
 		}, nil
@@ -72,12 +69,12 @@ func nxkvRedisLockPeer(t *target) lockPeer {
 type nxkvLocker struct {
 	c    *lockapi.Client
 	key  string
-	opts []lockapi.Option
+	opts *lockapi.ObtainOptions
 	l    *lockapi.Lock
 }
 
 func (l *nxkvLocker) lock(ctx context.Context) error {
-	lk, err := l.c.Obtain(ctx, l.key, lockTTL, l.opts...)
+	lk, err := l.c.Obtain(ctx, l.key, lockTTL, l.opts)
 	if err != nil {
 		return err
 	}

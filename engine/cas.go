@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/nxkv/nxkv/shard"
+)
 
 // This file holds the compare-and-... commands a lock is built from:
 // release (compare-and-delete), refresh (compare-and-pexpire) and
@@ -15,22 +19,22 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	val, _, st, v := e.peek(s, h, key, &c, false)
-	if st == peekAbsent || st == peekLive && val != value {
+	p, st, v := e.peek(s, h, key, &c, false)
+	if st == peekAbsent || st == peekLive && p.Value != value {
 		return false
 	}
-	e.lockAfter(s, st, v, &c)
-	ok := e.compareAndDeleteLocked(s, h, key, value, &c)
+	hint := e.lockAfter(s, &p, st, v, &c)
+	ok := e.compareAndDeleteLocked(s, h, key, value, hint, &c)
 	s.Unlock()
 	return ok
 }
 
-func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, c *opClock) bool {
-	r, held := e.liveLocked(s, h, key, c)
-	if !held || r.e.Value != value {
+func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, hint *shard.Probe, c *opClock) bool {
+	p, held := e.liveLocked(s, h, key, hint, c)
+	if !held || p.Value != value {
 		return false
 	}
-	e.removeLocked(s, r)
+	e.removeLocked(s, p.Hd, p.Pos)
 	return true
 }
 
@@ -49,11 +53,11 @@ func (e *Engine) CompareAndSwap(key, old, value string) bool {
 }
 
 func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value string, c *opClock) bool {
-	r, held := e.liveLocked(s, h, key, c)
-	if !held || r.e.Value != old {
+	p, held := e.liveLocked(s, h, key, nil, c)
+	if !held || p.Value != old {
 		return false
 	}
-	e.updateLocked(s, r, value, r.e.Exp)
+	e.updateLocked(s, &p, value, p.Exp)
 	return true
 }
 
@@ -81,10 +85,10 @@ func (e *Engine) compareAndPExpireLocked(s *shardT, h uint64, key, value string,
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	r, held := e.liveLocked(s, h, key, c)
-	if !held || r.e.Value != value {
+	p, held := e.liveLocked(s, h, key, nil, c)
+	if !held || p.Value != value {
 		return false, nil
 	}
-	e.retimeLocked(s, r, exp)
+	e.retimeLocked(s, &p, exp)
 	return true, nil
 }

@@ -5,8 +5,8 @@
 // # Model
 //
 // Keys are spread over a power-of-two number of shards by one seeded hash
-// per operation (hash/maphash, random per engine, so no one can pick keys
-// that collide), which also places the key in its shard's table (package
+// per operation (the Go runtime's map hash with a random seed per engine, so
+// no one can pick keys that collide), which also places the key in its shard's table (package
 // shard): an open-addressing index of 8-slot groups with a 7-bit tag per
 // slot, pointing at entries (key, value, deadline) kept in fixed chunks.
 // The key and value strings are the caller's own, never copied.

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/nxkv/nxkv/shard"
+)
 
 // This file holds the TTL commands: PEXPIRE and PEXPIREAT with their
 // conditions, PTTL, PEXPIRETIME and PERSIST.
@@ -76,11 +80,11 @@ func (e *Engine) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool,
 
 // expireLocked applies a new deadline exp to key under cond.
 func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond ExpireCond, c *opClock) bool {
-	r, held := e.liveLocked(s, h, key, c)
+	p, held := e.liveLocked(s, h, key, nil, c)
 	if !held {
 		return false
 	}
-	cur := r.e.Exp
+	cur := p.Exp
 	switch cond {
 	case ExpireNX:
 		if cur != noDeadline {
@@ -100,10 +104,10 @@ func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond E
 		}
 	}
 	if exp <= e.at(c) {
-		e.removeLocked(s, r)
+		e.removeLocked(s, p.Hd, p.Pos)
 		return true
 	}
-	e.retimeLocked(s, r, exp)
+	e.retimeLocked(s, &p, exp)
 	return true
 }
 
@@ -127,15 +131,15 @@ func (e *Engine) GetPTTL(key string) (value string, ttl time.Duration, ok bool) 
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	val, exp, st, v := e.peek(s, h, key, &c, false)
+	p, st, v := e.peek(s, h, key, &c, false)
 	switch st {
 	case peekAbsent:
 		return "", 0, false
 	case peekLive:
-		return val, e.remaining(exp, &c), true
+		return p.Value, e.remaining(p.Exp, &c), true
 	}
-	e.lockAfter(s, st, v, &c)
-	value, ttl, ok = e.getPTTLLocked(s, h, key, &c)
+	hint := e.lockAfter(s, &p, st, v, &c)
+	value, ttl, ok = e.getPTTLLocked(s, h, key, hint, &c)
 	s.Unlock()
 	return value, ttl, ok
 }
@@ -149,12 +153,12 @@ func (e *Engine) remaining(exp int64, c *opClock) time.Duration {
 	return time.Duration(exp - e.at(c))
 }
 
-func (e *Engine) getPTTLLocked(s *shardT, h uint64, key string, c *opClock) (string, time.Duration, bool) {
-	r, held := e.liveLocked(s, h, key, c)
+func (e *Engine) getPTTLLocked(s *shardT, h uint64, key string, hint *shard.Probe, c *opClock) (string, time.Duration, bool) {
+	p, held := e.liveLocked(s, h, key, hint, c)
 	if !held {
 		return "", 0, false
 	}
-	return r.e.Value, e.remaining(r.e.Exp, c), true
+	return p.Value, e.remaining(p.Exp, c), true
 }
 
 // ExpireTime returns key's deadline, as Redis PEXPIRETIME: ok is false if
@@ -165,13 +169,13 @@ func (e *Engine) ExpireTime(key string) (at time.Time, ok bool) {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	_, exp, st, v := e.peek(s, h, key, &c, false)
+	p, st, v := e.peek(s, h, key, &c, false)
 	switch st {
 	case peekAbsent, peekLive:
-		return expireTime(exp, st == peekLive)
+		return expireTime(p.Exp, st == peekLive)
 	}
-	e.lockAfter(s, st, v, &c)
-	at, ok = e.expireTimeLocked(s, h, key, &c)
+	hint := e.lockAfter(s, &p, st, v, &c)
+	at, ok = e.expireTimeLocked(s, h, key, hint, &c)
 	s.Unlock()
 	return at, ok
 }
@@ -183,17 +187,9 @@ func expireTime(exp int64, live bool) (time.Time, bool) {
 	return time.Unix(0, exp), true
 }
 
-func (e *Engine) expireTimeLocked(s *shardT, h uint64, key string, c *opClock) (time.Time, bool) {
-	r, held := e.liveLocked(s, h, key, c)
-	return expireTime(r.expOr(), held)
-}
-
-// expOr returns r's deadline, or noDeadline for the zero ref.
-func (r ref) expOr() int64 {
-	if r.e == nil {
-		return noDeadline
-	}
-	return r.e.Exp
+func (e *Engine) expireTimeLocked(s *shardT, h uint64, key string, hint *shard.Probe, c *opClock) (time.Time, bool) {
+	p, held := e.liveLocked(s, h, key, hint, c)
+	return expireTime(p.Exp, held)
 }
 
 // Persist removes key's TTL, as Redis PERSIST, and reports whether it did:
@@ -211,10 +207,10 @@ func (e *Engine) Persist(key string) bool {
 }
 
 func (e *Engine) persistLocked(s *shardT, h uint64, key string, c *opClock) bool {
-	r, held := e.liveLocked(s, h, key, c)
-	if !held || r.e.Exp == noDeadline {
+	p, held := e.liveLocked(s, h, key, nil, c)
+	if !held || p.Exp == noDeadline {
 		return false
 	}
-	e.retimeLocked(s, r, noDeadline)
+	e.retimeLocked(s, &p, noDeadline)
 	return true
 }

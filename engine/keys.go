@@ -36,9 +36,9 @@ func (e *Engine) Del(keys ...string) int {
 }
 
 func (e *Engine) delLocked(s *shardT, h uint64, key string, c *opClock) bool {
-	r, held := e.liveLocked(s, h, key, c)
+	p, held := e.liveLocked(s, h, key, nil, c)
 	if held {
-		e.removeLocked(s, r)
+		e.removeLocked(s, p.Hd, p.Pos)
 	}
 	return held
 }
@@ -50,13 +50,13 @@ func (e *Engine) Exists(key string) bool {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	_, _, st, v := e.peek(s, h, key, &c, false)
+	p, st, v := e.peek(s, h, key, &c, false)
 	switch st {
 	case peekAbsent, peekLive:
 		return st == peekLive
 	}
-	e.lockAfter(s, st, v, &c)
-	_, ok := e.liveLocked(s, h, key, &c)
+	hint := e.lockAfter(s, &p, st, v, &c)
+	_, ok := e.liveLocked(s, h, key, hint, &c)
 	s.Unlock()
 	return ok
 }

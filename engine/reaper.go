@@ -61,7 +61,7 @@ func (e *Engine) reapShard(s *shardT, now int64, buf []string) (int, int64, []st
 				continue
 			}
 			if ent := s.EntryLocked(hd); ent.Exp != noDeadline && ent.Exp < now {
-				e.removeLocked(s, ref{hd: hd, pos: pos, e: ent})
+				e.removeLocked(s, hd, int32(pos))
 				deleted++
 			}
 		}

@@ -37,15 +37,6 @@ type shardState struct {
 
 type shardT = shard.Shard[shardState]
 
-// ref is a stored key found under the lock: its handle, its index position
-// (for a delete) and its entry, valid until the lock is released or the
-// shard changes.
-type ref struct {
-	hd  shard.Handle
-	pos int
-	e   *shard.Entry
-}
-
 // peekTries is how many lock-free reads a lookup attempts before it locks:
 // a read fails only while a writer holds or changes the shard.
 const peekTries = 3
@@ -58,80 +49,93 @@ const (
 	peekExpired        // the key is stored but expired: lock to delete it
 )
 
-// peek looks key up without locking and returns what it found, the entry
-// when the key is stored, and the shard version the answer holds at. For a
-// key with a deadline, or any stored key when timed is set, it reads the
-// clock (through c) between the version loads, so the time lies inside the
-// snapshot's interval: times used along one key's history never decrease,
-// as when read under the lock.
-func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool) (value string, exp int64, state int, v uint64) {
+// peek looks key up without locking and returns what it found and the
+// shard version the answer holds at. For a key with a deadline, or any
+// stored key when timed is set, it reads the clock (through c) between the
+// version loads, so the time lies inside the snapshot's interval: times
+// used along one key's history never decrease, as when read under the lock.
+func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool) (p shard.Probe, state int, v uint64) {
 	for range peekTries {
 		var ok bool
 		if v, ok = s.ReadVersion(); !ok {
 			continue
 		}
-		value, exp, found, valid := s.Peek(v, h, key)
+		p, valid := s.Peek(v, h, key)
 		switch {
 		case !valid:
 			continue
-		case !found:
-			return "", noDeadline, peekAbsent, v
-		case exp == noDeadline && !timed:
-			return value, exp, peekLive, v
+		case !p.Found:
+			return p, peekAbsent, v
+		case p.Exp == noDeadline && !timed:
+			return p, peekLive, v
 		}
 		now := e.at(c)
 		if !s.Unchanged(v) {
 			e.stale(c)
 			continue
 		}
-		if exp < now {
-			return value, exp, peekExpired, v
+		if p.Exp < now {
+			return p, peekExpired, v
 		}
-		return value, exp, peekLive, v
+		return p, peekLive, v
 	}
-	return "", noDeadline, peekFailed, 0
+	return shard.Probe{}, peekFailed, 0
 }
 
 // lockAfter locks s for an operation whose lock-free lookup (peek) returned
-// state at version v. If the shard is unchanged since v, what peek saw
-// (and the time it read) still holds under the lock; otherwise the
-// operation's time is read again inside the lock.
-func (e *Engine) lockAfter(s *shardT, state int, v uint64, c *opClock) {
+// p and state at version v, and returns the lookup to act on under the
+// lock: p itself if the shard is unchanged since v (then the time peek read
+// holds too), or nil, after which the operation looks again and reads the
+// time again inside the lock.
+func (e *Engine) lockAfter(s *shardT, p *shard.Probe, state int, v uint64, c *opClock) *shard.Probe {
 	if state != peekFailed && s.Upgrade(v) {
-		return
+		return p
 	}
 	s.Lock()
 	e.stale(c)
+	return nil
 }
 
-// liveLocked returns key's entry if key exists and has not expired,
-// deleting it if it has. It reads the clock (through c) only for a key with
-// a deadline.
-func (e *Engine) liveLocked(s *shardT, h uint64, key string, c *opClock) (ref, bool) {
-	hd, pos, ok := s.FindLocked(h, key)
-	if !ok {
-		return ref{}, false
+// liveLocked returns key's lookup under the lock: hint if the caller got
+// the lock by upgrading from the snapshot hint came from, else a fresh
+// probe. A key found expired is deleted first; live reports a live key.
+// When the key is not live, p.Pos is a free position to insert it at (-1:
+// unknown). It reads the clock (through c) only for a key with a deadline.
+func (e *Engine) liveLocked(s *shardT, h uint64, key string, hint *shard.Probe, c *opClock) (p shard.Probe, live bool) {
+	if hint != nil {
+		p = *hint
+	} else {
+		p = s.ProbeLocked(h, key)
 	}
-	r := ref{hd: hd, pos: pos, e: s.EntryLocked(hd)}
-	if r.e.Exp != noDeadline && r.e.Exp < e.at(c) {
-		e.removeLocked(s, r)
-		return ref{}, false
+	if !p.Found {
+		return p, false
 	}
-	return r, true
+	if p.Exp != noDeadline && p.Exp < e.at(c) {
+		pos := p.Pos // the slot it frees
+		if e.removeLocked(s, p.Hd, p.Pos) {
+			pos = -1 // the shard was rebuilt
+		}
+		return shard.Probe{Exp: noDeadline, Pos: pos}, false
+	}
+	return p, true
 }
 
-// removeLocked deletes r's key from s and wakes its watchers.
-func (e *Engine) removeLocked(s *shardT, r ref) {
-	if r.e.Exp != noDeadline {
-		s.Aux.wheel.Cancel(r.hd)
+// removeLocked deletes the entry hd, filed at index position pos, and wakes
+// its key's watchers. It reports whether the delete rebuilt the shard
+// (every handle and position changed).
+func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32) (rebuilt bool) {
+	ent := s.EntryLocked(hd)
+	if ent.Exp != noDeadline {
+		s.Aux.wheel.Cancel(hd)
 	}
-	key := r.e.Key
-	if s.DeleteLocked(r.hd, r.pos) {
+	key := ent.Key
+	if rebuilt = s.DeleteLocked(hd, int(pos)); rebuilt {
 		e.rewheelLocked(s)
 	}
 	if len(s.Aux.watchers) != 0 {
 		e.notifyLocked(s, key)
 	}
+	return rebuilt
 }
 
 // rewheelLocked rebuilds s's wheel after the shard renumbered its entries
@@ -157,9 +161,10 @@ func (e *Engine) rewheelLocked(s *shardT) {
 }
 
 // insertLocked stores a new key (known absent) with deadline exp
-// (noDeadline: none) and wakes its watchers.
-func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64) {
-	hd := s.InsertLocked(h, key, value, exp)
+// (noDeadline: none) at free index position pos (-1: search), and wakes its
+// watchers.
+func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64, pos int32) {
+	hd := s.InsertAtLocked(pos, h, key, value, exp)
 	if exp != noDeadline {
 		e.scheduleLocked(s, hd, exp)
 	}
@@ -168,26 +173,28 @@ func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64)
 	}
 }
 
-// updateLocked overwrites a live entry in place with value and deadline exp
-// and wakes its watchers.
-func (e *Engine) updateLocked(s *shardT, r ref, value string, exp int64) {
-	r.e.Value = value
-	e.retimeLocked(s, r, exp)
+// updateLocked overwrites the live entry p found in place with value and
+// deadline exp and wakes its watchers.
+func (e *Engine) updateLocked(s *shardT, p *shard.Probe, value string, exp int64) {
+	s.EntryLocked(p.Hd).Value = value
+	e.retimeLocked(s, p, exp)
 }
 
-// retimeLocked gives live entry r the deadline exp (noDeadline: none) and
-// wakes its watchers: the one path for a change that keeps the key.
-func (e *Engine) retimeLocked(s *shardT, r ref, exp int64) {
-	if exp != r.e.Exp {
+// retimeLocked gives the live entry p found the deadline exp (noDeadline:
+// none) and wakes its watchers: the one path for a change that keeps the
+// key.
+func (e *Engine) retimeLocked(s *shardT, p *shard.Probe, exp int64) {
+	ent := s.EntryLocked(p.Hd)
+	if exp != ent.Exp {
 		if exp == noDeadline {
-			s.Aux.wheel.Cancel(r.hd)
+			s.Aux.wheel.Cancel(p.Hd)
 		} else {
-			e.scheduleLocked(s, r.hd, exp)
+			e.scheduleLocked(s, p.Hd, exp)
 		}
-		r.e.Exp = exp
+		ent.Exp = exp
 	}
 	if len(s.Aux.watchers) != 0 {
-		e.notifyLocked(s, r.e.Key)
+		e.notifyLocked(s, ent.Key)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/nxkv/nxkv/shard"
 )
 
 // This file holds the string commands: GET, SET and its variants, GETSET,
@@ -19,31 +21,28 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 	s, _ := e.m.Shard(h)
 	if v, ok := s.ReadVersion(); ok {
 		// The common case, a key without a deadline or no key: no clock.
-		if val, exp, found, valid := s.Peek(v, h, key); valid && exp == noDeadline {
-			return val, found
+		if p, valid := s.Peek(v, h, key); valid && p.Exp == noDeadline {
+			return p.Value, p.Found
 		}
 	}
 	var c opClock
 	e.begin(&c)
-	val, _, st, v := e.peek(s, h, key, &c, false)
+	p, st, v := e.peek(s, h, key, &c, false)
 	switch st {
 	case peekAbsent:
 		return "", false
 	case peekLive:
-		return val, true
+		return p.Value, true
 	}
-	e.lockAfter(s, st, v, &c)
-	value, ok = e.getLocked(s, h, key, &c)
+	hint := e.lockAfter(s, &p, st, v, &c)
+	value, ok = e.getLocked(s, h, key, hint, &c)
 	s.Unlock()
 	return value, ok
 }
 
-func (e *Engine) getLocked(s *shardT, h uint64, key string, c *opClock) (string, bool) {
-	r, ok := e.liveLocked(s, h, key, c)
-	if !ok {
-		return "", false
-	}
-	return r.e.Value, true
+func (e *Engine) getLocked(s *shardT, h uint64, key string, hint *shard.Probe, c *opClock) (string, bool) {
+	p, live := e.liveLocked(s, h, key, hint, c)
+	return p.Value, live
 }
 
 // Set stores value under key and clears any TTL, as Redis SET without
@@ -60,10 +59,10 @@ func (e *Engine) Set(key, value string) {
 func (e *Engine) setLocked(s *shardT, h uint64, key, value string) {
 	// An expired entry is reused as is: overwriting it with no deadline is
 	// exactly deleting it and storing a new key (watchers fire either way).
-	if hd, pos, ok := s.FindLocked(h, key); ok {
-		e.updateLocked(s, ref{hd: hd, pos: pos, e: s.EntryLocked(hd)}, value, noDeadline)
+	if p := s.ProbeLocked(h, key); p.Found {
+		e.updateLocked(s, &p, value, noDeadline)
 	} else {
-		e.insertLocked(s, h, key, value, noDeadline)
+		e.insertLocked(s, h, key, value, noDeadline, p.Pos)
 	}
 }
 
@@ -89,10 +88,10 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 	if !ok {
 		return ErrInvalidTTL
 	}
-	if r, ok := e.liveLocked(s, h, key, c); ok {
-		e.updateLocked(s, r, value, exp)
+	if p, live := e.liveLocked(s, h, key, nil, c); live {
+		e.updateLocked(s, &p, value, exp)
 	} else {
-		e.insertLocked(s, h, key, value, exp)
+		e.insertLocked(s, h, key, value, exp, p.Pos)
 	}
 	return nil
 }
@@ -104,28 +103,24 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 func (e *Engine) SetNX(key, value string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	if v, ok := s.ReadVersion(); ok {
-		if _, exp, found, valid := s.Peek(v, h, key); valid && found && exp == noDeadline {
-			return false // held, and without a deadline: no clock needed
-		}
-	}
 	var c opClock
 	e.begin(&c)
-	_, _, st, v := e.peek(s, h, key, &c, false)
+	p, st, v := e.peek(s, h, key, &c, false)
 	if st == peekLive {
 		return false
 	}
-	e.lockAfter(s, st, v, &c)
-	ok := e.setNXLocked(s, h, key, value, &c)
+	hint := e.lockAfter(s, &p, st, v, &c)
+	ok := e.setNXLocked(s, h, key, value, hint, &c)
 	s.Unlock()
 	return ok
 }
 
-func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, c *opClock) bool {
-	if _, held := e.liveLocked(s, h, key, c); held {
+func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, hint *shard.Probe, c *opClock) bool {
+	p, live := e.liveLocked(s, h, key, hint, c)
+	if live {
 		return false
 	}
-	e.insertLocked(s, h, key, value, noDeadline)
+	e.insertLocked(s, h, key, value, noDeadline, p.Pos)
 	return true
 }
 
@@ -144,28 +139,29 @@ func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
 	e.begin(&c)
 	// The deadline's overflow is checked before the key, as Redis does,
 	// so a held key answers with a time read inside the snapshot.
-	_, _, st, v := e.peek(s, h, key, &c, true)
+	p, st, v := e.peek(s, h, key, &c, true)
 	if st == peekLive {
 		if _, ok := deadline(e.at(&c), ttl); !ok {
 			return false, ErrInvalidTTL
 		}
 		return false, nil
 	}
-	e.lockAfter(s, st, v, &c)
-	ok, err := e.setNXPXLocked(s, h, key, value, ttl, &c)
+	hint := e.lockAfter(s, &p, st, v, &c)
+	ok, err := e.setNXPXLocked(s, h, key, value, ttl, hint, &c)
 	s.Unlock()
 	return ok, err
 }
 
-func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opClock) (bool, error) {
+func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, hint *shard.Probe, c *opClock) (bool, error) {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	if _, held := e.liveLocked(s, h, key, c); held {
+	p, live := e.liveLocked(s, h, key, hint, c)
+	if live {
 		return false, nil
 	}
-	e.insertLocked(s, h, key, value, exp)
+	e.insertLocked(s, h, key, value, exp, p.Pos)
 	return true, nil
 }
 
@@ -185,21 +181,21 @@ func (e *Engine) SetNXPXFenced(key, value string, ttl time.Duration) (fence int6
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	_, _, st, v := e.peek(s, h, key, &c, true)
+	p, st, v := e.peek(s, h, key, &c, true)
 	if st == peekLive {
 		if _, ok := deadline(e.at(&c), ttl); !ok {
 			return 0, false, ErrInvalidTTL
 		}
 		return 0, false, nil
 	}
-	e.lockAfter(s, st, v, &c)
-	fence, ok, err = e.setNXPXFencedLocked(s, h, key, value, ttl, &c)
+	hint := e.lockAfter(s, &p, st, v, &c)
+	fence, ok, err = e.setNXPXFencedLocked(s, h, key, value, ttl, hint, &c)
 	s.Unlock()
 	return fence, ok, err
 }
 
-func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opClock) (int64, bool, error) {
-	ok, err := e.setNXPXLocked(s, h, key, value, ttl, c)
+func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl time.Duration, hint *shard.Probe, c *opClock) (int64, bool, error) {
+	ok, err := e.setNXPXLocked(s, h, key, value, ttl, hint, c)
 	if !ok {
 		return 0, false, err
 	}
@@ -264,10 +260,10 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 			return SetResult{}, ErrInvalidTTL
 		}
 	}
-	r, held := e.liveLocked(s, h, key, c)
+	p, held := e.liveLocked(s, h, key, nil, c)
 	var res SetResult
 	if held {
-		res.Old, res.HadOld = r.e.Value, true
+		res.Old, res.HadOld = p.Value, true
 	}
 	switch args.Cond {
 	case IfAbsent:
@@ -275,9 +271,9 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 	case IfPresent:
 		res.Written = held
 	case IfEqual:
-		res.Written = held && r.e.Value == args.Match
+		res.Written = held && p.Value == args.Match
 	case IfNotEqual:
-		res.Written = !held || r.e.Value != args.Match
+		res.Written = !held || p.Value != args.Match
 	default:
 		res.Written = true
 	}
@@ -285,21 +281,21 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 		return res, nil
 	}
 	if args.KeepTTL && held {
-		exp = r.e.Exp
+		exp = p.Exp
 	}
 	if at != noDeadline && exp < e.at(c) {
 		// A deadline already passed: the write happens and the key is gone.
 		if held {
-			e.removeLocked(s, r)
+			e.removeLocked(s, p.Hd, p.Pos)
 		} else if len(s.Aux.watchers) != 0 {
 			e.notifyLocked(s, key)
 		}
 		return res, nil
 	}
 	if held {
-		e.updateLocked(s, r, value, exp)
+		e.updateLocked(s, &p, value, exp)
 	} else {
-		e.insertLocked(s, h, key, value, exp)
+		e.insertLocked(s, h, key, value, exp, p.Pos)
 	}
 	return res, nil
 }
@@ -319,14 +315,13 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 }
 
 func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opClock) (string, bool) {
-	r, held := e.liveLocked(s, h, key, c)
+	p, held := e.liveLocked(s, h, key, nil, c)
 	if !held {
-		e.insertLocked(s, h, key, value, noDeadline)
+		e.insertLocked(s, h, key, value, noDeadline, p.Pos)
 		return "", false
 	}
-	old := r.e.Value
-	e.updateLocked(s, r, value, noDeadline)
-	return old, true
+	e.updateLocked(s, &p, value, noDeadline)
+	return p.Value, true
 }
 
 // GetDel deletes key and returns its value, as Redis GETDEL; ok is false if
@@ -343,13 +338,12 @@ func (e *Engine) GetDel(key string) (value string, ok bool) {
 }
 
 func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opClock) (string, bool) {
-	r, held := e.liveLocked(s, h, key, c)
+	p, held := e.liveLocked(s, h, key, nil, c)
 	if !held {
 		return "", false
 	}
-	v := r.e.Value
-	e.removeLocked(s, r)
-	return v, true
+	e.removeLocked(s, p.Hd, p.Pos)
+	return p.Value, true
 }
 
 // IncrBy adds n to the integer stored under key and returns the result, as
@@ -370,11 +364,11 @@ func (e *Engine) IncrBy(key string, n int64) (int64, error) {
 }
 
 func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opClock) (int64, error) {
-	r, held := e.liveLocked(s, h, key, c)
+	p, held := e.liveLocked(s, h, key, nil, c)
 	var cur int64
 	if held {
 		var ok bool
-		if cur, ok = parseInt(r.e.Value); !ok {
+		if cur, ok = parseInt(p.Value); !ok {
 			return 0, ErrNotInteger
 		}
 	}
@@ -384,9 +378,9 @@ func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opClo
 	sum := cur + n
 	v := strconv.FormatInt(sum, 10)
 	if held {
-		e.updateLocked(s, r, v, r.e.Exp)
+		e.updateLocked(s, &p, v, p.Exp)
 	} else {
-		e.insertLocked(s, h, key, v, noDeadline)
+		e.insertLocked(s, h, key, v, noDeadline, p.Pos)
 	}
 	return sum, nil
 }

@@ -38,7 +38,7 @@ func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	e.liveLocked(s, h, key, &c)
+	e.liveLocked(s, h, key, nil, &c)
 	if s.Aux.watchers == nil {
 		s.Aux.watchers = make(map[string][]*watcher)
 	}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"github.com/benbjohnson/clock"
+	"github.com/nxkv/nxkv/clock"
 )
 
 // Client obtains locks from a Backend. It is safe for concurrent use; create
@@ -17,8 +16,9 @@ import (
 // close, but every Lock it returns must be released (or left to expire).
 type Client struct {
 	b     Backend
-	w     Watcher // b as a Watcher, or nil
-	clock clock.Clock
+	w     Watcher     // b as a Watcher, or nil
+	clock clock.Clock // nil: the real clock
+	time  *clock.Time // reads clock
 	fifo  bool
 
 	prefix [prefixLen]byte // random, read once in New
@@ -35,19 +35,31 @@ const (
 	TokenLen = 32
 )
 
-// New returns a Client over b. It reads 12 random bytes from crypto/rand
-// once, for the token prefix. New panics if b is nil.
-func New(b Backend, opts ...ClientOption) *Client {
+// Clocker is implemented by backends that keep time with a clock of their
+// own, such as the in-process backend (the engine's clock). New uses that
+// clock when Options.Clock is nil, so that a clock is injected once.
+type Clocker interface {
+	// Clock returns the backend's clock; nil means the real clock.
+	Clock() clock.Clock
+}
+
+// New returns a Client over b configured by opts. It reads 12 random bytes
+// from crypto/rand once, for the token prefix. New panics if b is nil.
+func New(b Backend, opts Options) *Client {
 	if b == nil {
 		panic("lockapi: New with a nil Backend")
 	}
-	c := &Client{b: b, clock: clock.New()}
+	c := &Client{b: b, clock: opts.Clock, fifo: opts.FIFO}
 	c.w, _ = b.(Watcher)
-	for _, o := range opts {
-		if o != nil {
-			o(c)
+	if c.clock == nil {
+		if cl, ok := b.(Clocker); ok {
+			c.clock = cl.Clock()
 		}
 	}
+	if clock.IsReal(c.clock) {
+		c.clock = nil
+	}
+	c.time = clock.NewTime(c.clock)
 	var raw [prefixLen * 3 / 4]byte
 	rand.Read(raw[:]) // never fails (crypto/rand panics instead)
 	base64.RawURLEncoding.Encode(c.prefix[:], raw[:])
@@ -55,38 +67,60 @@ func New(b Backend, opts ...ClientOption) *Client {
 	return c
 }
 
-// Obtain acquires key for ttl and returns the Lock. It blocks, as the retry
-// strategy allows (see the package doc), until the lock is acquired, the
-// strategy gives up (an error wrapping ErrNotObtained), or ctx ends (an error
-// wrapping both ErrNotObtained and ctx.Err()). A ttl <= 0 is ErrInvalidTTL,
-// an empty key ErrInvalidKey, bad options ErrInvalidOption; then nothing is
-// touched. A Backend error ends Obtain at once with an error wrapping
-// ErrNotObtained and the backend's error; since the failed call may still
-// have stored the lock (a lost reply), Obtain then deletes it with a
-// compare-and-delete, best effort (skipped when ctx has ended: such a lock
-// expires after ttl). Obtain is safe for concurrent use.
-func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
-	if ttl <= 0 {
-		return nil, fmt.Errorf("%w: obtain %q with ttl %v", ErrInvalidTTL, key, ttl)
+// Clock returns the clock the Client waits on; nil means the real clock.
+// A Client is itself a Clocker, so wrappers can pass its clock on.
+func (c *Client) Clock() clock.Clock { return c.clock }
+
+// obtainConfig is one Obtain's options, checked and with defaults filled in.
+type obtainConfig struct {
+	retry     RetryStrategy
+	token     string // "" to generate one
+	metadata  string
+	refresh   AutoRefresh
+	refreshOn bool
+}
+
+// Obtain acquires key for ttl and returns the Lock; opts may be nil. It
+// blocks, as the retry strategy allows (see the package doc), until the lock
+// is acquired, or another holder keeps it until the strategy gives up (an
+// error matching ErrNotObtained) or ctx ends (matching ErrNotObtained and
+// ctx.Err()). A ttl outside [MinTTL, MaxTTL] is ErrInvalidTTL, an empty or
+// reserved key ErrInvalidKey, bad options ErrInvalidOption: these are
+// returned before any backend call. A ctx that has ended before the first
+// attempt gives an error matching ctx.Err() only.
+//
+// A backend error ends Obtain at once with an error wrapping it (and
+// ctx.Err() when ctx has ended), which matches ErrNotObtained only if an
+// earlier attempt found the key held and ctx ended the wait. Since the
+// failed call may still have stored the lock (a lost reply), Obtain then
+// deletes it with a compare-and-delete, best effort (skipped when ctx has
+// ended: such a lock expires after ttl). Obtain is safe for concurrent use.
+func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts *ObtainOptions) (*Lock, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
 	}
-	if key == "" {
-		return nil, ErrInvalidKey
+	if err := checkTTL("obtain", key, ttl); err != nil {
+		return nil, err
 	}
 	var cfg obtainConfig
-	if len(opts) > 0 {
-		cfg = buildConfig(opts)
-		if err := cfg.check(ttl); err != nil {
-			return nil, err
+	if opts != nil {
+		cfg.retry, cfg.token, cfg.metadata = opts.Retry, opts.Token, opts.Metadata
+		if opts.AutoRefresh != nil {
+			ar, err := opts.AutoRefresh.resolve(key, ttl)
+			if err != nil {
+				return nil, err
+			}
+			cfg.refresh, cfg.refreshOn = ar, true
 		}
 	}
-	if ctx.Err() != nil {
-		return nil, ctxError(ctx, ErrNotObtained, key, nil)
+	if err := ctx.Err(); err != nil {
+		return nil, newError("obtain", key, nil, "", err)
 	}
 	l := c.newLock(key, &cfg)
 	if c.fifo {
 		return c.obtainQueued(ctx, l, ttl, &cfg)
 	}
-	ok, err := c.attempt(ctx, l, ttl)
+	ok, err := c.attempt(ctx, l, ttl, false)
 	if ok || err != nil {
 		return c.obtained(l, err)
 	}
@@ -98,7 +132,7 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 func (c *Client) newLock(key string, cfg *obtainConfig) *Lock {
 	l := &Lock{c: c, key: key}
 	token := cfg.token
-	if !cfg.tokenSet {
+	if token == "" {
 		copy(l.tok[:], c.prefix[:])
 		n := c.seq.Add(1)
 		const hexdigits = "0123456789abcdef"
@@ -115,34 +149,46 @@ func (c *Client) newLock(key string, cfg *obtainConfig) *Lock {
 		l.value = token + cfg.metadata
 	}
 	if cfg.refreshOn {
-		l.x = &lockExtra{refresh: cfg.refresh}
+		l.x = &lockExtra{refresh: cfg.refresh, kick: make(chan struct{}, 1)}
 		l.watchdog = true
 	}
 	return l
 }
 
-// attempt tries to acquire l once.
-func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration) (bool, error) {
+// attempt tries to acquire l once; waited reports that an earlier attempt
+// found the key held.
+func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited bool) (bool, error) {
 	var start time.Time
 	if l.watchdog {
-		start = c.clock.Now()
+		start = c.time.Now()
 	}
 	fence, ok, err := c.b.Acquire(ctx, l.key, l.value, ttl)
 	if err != nil {
 		// A lost reply may have stored our value; only we can hold it, so
 		// deleting it by compare-and-delete is always safe.
-		if ctx.Err() == nil {
+		cerr := ctx.Err()
+		if cerr == nil {
 			c.b.Release(ctx, l.key, l.value)
 		}
-		return false, ctxError(ctx, ErrNotObtained, l.key, err)
+		var kind error
+		if waited && cerr != nil {
+			kind = ErrNotObtained // the key was held, and ctx ended the wait
+		}
+		return false, newError("obtain", l.key, kind, "", withCtx(err, cerr))
 	}
 	if ok {
 		l.fence = fence
 		if l.watchdog {
-			l.x.deadline = start.Add(ttl)
+			l.x.lease.end = start.Add(ttl)
 		}
 	}
 	return ok, nil
+}
+
+// notObtained is Obtain's error when the key stayed held: the strategy
+// gave up, or ctx ended the wait.
+func notObtained(ctx context.Context, key string) error {
+	return newError("obtain", key, ErrNotObtained, "", ctx.Err())
 }
 
 // obtained finishes a successful Obtain.
@@ -167,14 +213,14 @@ func (c *Client) obtained(l *Lock, err error) (*Lock, error) {
 // queue.
 func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig, turn <-chan struct{}) (*Lock, error) {
 	if cfg.retry == nil {
-		return nil, ctxError(ctx, ErrNotObtained, l.key, nil)
+		return nil, notObtained(ctx, l.key)
 	}
 	bo := cfg.retry.Start()
 	d, more := bo.Next()
 	if !more {
-		return nil, ctxError(ctx, ErrNotObtained, l.key, nil)
+		return nil, notObtained(ctx, l.key)
 	}
-	timer := c.clock.Timer(d)
+	timer := clock.NewTimer(c.clock, d)
 	defer func() { timer.Stop() }()
 	var changed <-chan struct{}
 	stop := func() {}
@@ -184,7 +230,7 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 			// Watch before trying, so that a change between the attempt
 			// and the select below is not missed.
 			changed, stop = c.w.Watch(l.key)
-			if ok, err := c.attempt(ctx, l, ttl); ok || err != nil {
+			if ok, err := c.attempt(ctx, l, ttl, true); ok || err != nil {
 				return c.obtained(l, err)
 			}
 		}
@@ -192,7 +238,7 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 		case <-turn:
 			turn = nil
 			if c.w == nil {
-				if ok, err := c.attempt(ctx, l, ttl); ok || err != nil {
+				if ok, err := c.attempt(ctx, l, ttl, true); ok || err != nil {
 					return c.obtained(l, err)
 				}
 			}
@@ -203,18 +249,18 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 			continue
 		case <-timer.C:
 		case <-ctx.Done():
-			return nil, ctxError(ctx, ErrNotObtained, l.key, nil)
+			return nil, notObtained(ctx, l.key)
 		}
 		// A delay (or, with a Watcher, a waiting window) ended.
 		if turn == nil {
-			if ok, err := c.attempt(ctx, l, ttl); ok || err != nil {
+			if ok, err := c.attempt(ctx, l, ttl, true); ok || err != nil {
 				return c.obtained(l, err)
 			}
 		}
 		if d, more = bo.Next(); !more {
-			return nil, ctxError(ctx, ErrNotObtained, l.key, nil)
+			return nil, notObtained(ctx, l.key)
 		}
-		timer = c.clock.Timer(d)
+		timer = clock.NewTimer(c.clock, d)
 	}
 }
 
@@ -225,7 +271,7 @@ func (c *Client) obtainQueued(ctx context.Context, l *Lock, ttl time.Duration, c
 	turn := c.queues.enqueue(w, l.key)
 	defer c.queues.remove(w, l.key)
 	if turn == nil {
-		if ok, err := c.attempt(ctx, l, ttl); ok || err != nil {
+		if ok, err := c.attempt(ctx, l, ttl, false); ok || err != nil {
 			return c.obtained(l, err)
 		}
 	}

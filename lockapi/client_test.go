@@ -16,18 +16,18 @@ type result struct {
 	err error
 }
 
-func obtainAsync(c *lockapi.Client, ctx context.Context, key string, opts ...lockapi.Option) <-chan result {
+func obtainAsync(c *lockapi.Client, ctx context.Context, key string, opts *lockapi.ObtainOptions) <-chan result {
 	res := make(chan result, 1)
 	go func() {
-		l, err := c.Obtain(ctx, key, time.Minute, opts...)
+		l, err := c.Obtain(ctx, key, time.Minute, opts)
 		res <- result{l, err}
 	}()
 	return res
 }
 
-func mustObtain(t *testing.T, c *lockapi.Client, key string, ttl time.Duration, opts ...lockapi.Option) *lockapi.Lock {
+func mustObtain(t *testing.T, c *lockapi.Client, key string, ttl time.Duration, opts *lockapi.ObtainOptions) *lockapi.Lock {
 	t.Helper()
-	l, err := c.Obtain(context.Background(), key, ttl, opts...)
+	l, err := c.Obtain(context.Background(), key, ttl, opts)
 	if err != nil {
 		t.Fatalf("Obtain(%q) = %v, want a lock", key, err)
 	}
@@ -36,11 +36,11 @@ func mustObtain(t *testing.T, c *lockapi.Client, key string, ttl time.Duration, 
 
 func TestTokensUnique(t *testing.T) {
 	f := newFixture(t)
-	a, b := lockapi.New(f.b), lockapi.New(f.b)
+	a, b := lockapi.New(f.b, lockapi.Options{}), lockapi.New(f.b, lockapi.Options{})
 	seen := map[string]bool{}
 	for i := 0; i < 100; i++ {
 		for _, c := range []*lockapi.Client{a, b} {
-			l := mustObtain(t, c, "k", time.Minute)
+			l := mustObtain(t, c, "k", time.Minute, nil)
 			if seen[l.Token()] || len(l.Token()) != lockapi.TokenLen {
 				t.Fatalf("Token() = %q: repeated or not %d bytes", l.Token(), lockapi.TokenLen)
 			}
@@ -56,10 +56,10 @@ func TestPollingBudget(t *testing.T) {
 	f := newFixture(t)
 	poll := faultinject.New(f.b, faultinject.Options{}) // hides Watch
 	cc := newMock()
-	c := lockapi.New(poll, lockapi.WithClock(cc))
-	holder := mustObtain(t, c, "k", time.Hour)
+	c := lockapi.New(poll, lockapi.Options{Clock: cc})
+	holder := mustObtain(t, c, "k", time.Hour, nil)
 	start := cc.Now()
-	res := obtainAsync(c, context.Background(), "k", lockapi.WithRetry(lockapi.LimitRetry(lockapi.LinearBackoff(10*time.Millisecond), 3)))
+	res := obtainAsync(c, context.Background(), "k", &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(10*time.Millisecond), 3)})
 	var r result
 	for i := 0; ; i++ {
 		select {
@@ -90,10 +90,10 @@ func TestPollingBudget(t *testing.T) {
 func TestWatchNoPolling(t *testing.T) {
 	f := newFixture(t)
 	cc := newMock() // never advanced
-	c := lockapi.New(f.fi, lockapi.WithClock(cc))
-	holder := mustObtain(t, c, "k", time.Hour)
+	c := lockapi.New(f.fi, lockapi.Options{Clock: cc})
+	holder := mustObtain(t, c, "k", time.Hour, nil)
 	f.awaitAcquires(t, 1)
-	res := obtainAsync(c, context.Background(), "k", lockapi.WithRetry(lockapi.LinearBackoff(time.Hour)))
+	res := obtainAsync(c, context.Background(), "k", &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)})
 	f.awaitAcquires(t, 2) // first attempt, then the attempt after arming the watch
 	if err := holder.Release(context.Background()); err != nil {
 		t.Fatal(err)
@@ -112,10 +112,10 @@ func TestWatchNoPolling(t *testing.T) {
 // out; not at the deadline itself (the key is alive while now <= deadline).
 func TestWatchWakesAtExpiry(t *testing.T) {
 	f := newFixture(t)
-	c := lockapi.New(f.fi, lockapi.WithClock(newMock()))
-	holder := mustObtain(t, c, "k", time.Second)
+	c := lockapi.New(f.fi, lockapi.Options{Clock: newMock()})
+	holder := mustObtain(t, c, "k", time.Second, nil)
 	f.awaitAcquires(t, 1)
-	res := obtainAsync(c, context.Background(), "k", lockapi.WithRetry(lockapi.LinearBackoff(time.Hour)))
+	res := obtainAsync(c, context.Background(), "k", &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)})
 	f.awaitAcquires(t, 2)
 	f.advance(time.Second) // now == deadline
 	select {
@@ -141,10 +141,10 @@ func TestWatchWakesAtExpiry(t *testing.T) {
 func TestWatchWindowBudget(t *testing.T) {
 	f := newFixture(t)
 	cc := newMock()
-	c := lockapi.New(f.fi, lockapi.WithClock(cc))
-	holder := mustObtain(t, c, "k", time.Hour)
+	c := lockapi.New(f.fi, lockapi.Options{Clock: cc})
+	holder := mustObtain(t, c, "k", time.Hour, nil)
 	f.awaitAcquires(t, 1)
-	res := obtainAsync(c, context.Background(), "k", lockapi.WithRetry(lockapi.LimitRetry(lockapi.LinearBackoff(10*time.Millisecond), 5)))
+	res := obtainAsync(c, context.Background(), "k", &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(10*time.Millisecond), 5)})
 	f.awaitAcquires(t, 2)
 	const refreshes = 10
 	for i := 0; i < refreshes; i++ {
@@ -177,10 +177,10 @@ func TestWatchWindowBudget(t *testing.T) {
 
 func TestFIFO(t *testing.T) {
 	f := newFixture(t)
-	c := lockapi.New(f.b, lockapi.WithFIFO())
+	c := lockapi.New(f.b, lockapi.Options{FIFO: true})
 	ctx := context.Background()
-	holder := mustObtain(t, c, "k", time.Hour)
-	retry := lockapi.WithRetry(lockapi.LinearBackoff(time.Hour))
+	holder := mustObtain(t, c, "k", time.Hour, nil)
+	retry := &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)}
 
 	const n = 6
 	order := make(chan int, n)
@@ -207,7 +207,7 @@ func TestFIFO(t *testing.T) {
 		}
 	}
 	// A late Obtain on the same Client does not barge.
-	if _, err := c.Obtain(ctx, "k", time.Hour); !errors.Is(err, lockapi.ErrNotObtained) {
+	if _, err := c.Obtain(ctx, "k", time.Hour, nil); !errors.Is(err, lockapi.ErrNotObtained) {
 		t.Fatalf("NoRetry Obtain behind a queue = %v, want ErrNotObtained", err)
 	}
 	if err := holder.Release(ctx); err != nil {
@@ -247,8 +247,8 @@ func TestLostOnWatcher(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			c := lockapi.New(f.b)
-			l := mustObtain(t, c, "k", time.Second)
+			c := lockapi.New(f.b, lockapi.Options{})
+			l := mustObtain(t, c, "k", time.Second, nil)
 			lost := l.Lost()
 			if tc.breakLock == nil {
 				f.e.Persist("k")
@@ -280,7 +280,7 @@ func TestLostOnWatcher(t *testing.T) {
 
 func TestLostAtExactExpiry(t *testing.T) {
 	f := newFixture(t)
-	l := mustObtain(t, lockapi.New(f.b), "k", time.Second)
+	l := mustObtain(t, lockapi.New(f.b, lockapi.Options{}), "k", time.Second, nil)
 	lost := l.Lost()
 	f.advance(time.Second)
 	if _, err := l.TTL(context.Background()); err != nil || isClosed(lost) {
@@ -292,8 +292,8 @@ func TestLostAtExactExpiry(t *testing.T) {
 
 func TestLostWithoutWatcher(t *testing.T) {
 	f := newFixture(t)
-	c := lockapi.New(faultinject.New(f.b, faultinject.Options{}))
-	l := mustObtain(t, c, "k", time.Second)
+	c := lockapi.New(faultinject.New(f.b, faultinject.Options{}), lockapi.Options{})
+	l := mustObtain(t, c, "k", time.Second, nil)
 	lost := l.Lost()
 	f.e.Del("k")
 	if isClosed(lost) {
@@ -312,16 +312,16 @@ func TestLostWithoutWatcher(t *testing.T) {
 func TestAcquireLostReply(t *testing.T) {
 	f := newFixture(t)
 	fi := faultinject.New(f.b, faultinject.Options{})
-	c := lockapi.New(fi)
+	c := lockapi.New(fi, lockapi.Options{})
 	fi.Inject(faultinject.Acquire, faultinject.Fault{LostReply: true, Next: 1})
-	_, err := c.Obtain(context.Background(), "k", time.Minute)
+	_, err := c.Obtain(context.Background(), "k", time.Minute, nil)
 	if !errors.Is(err, faultinject.ErrInjected) {
 		t.Fatalf("Obtain with a lost reply = %v, want ErrInjected", err)
 	}
 	if _, ok := f.e.Get("k"); ok {
 		t.Fatal("the lock stored by the lost Acquire was left behind")
 	}
-	mustObtain(t, c, "k", time.Minute).Release(context.Background())
+	mustObtain(t, c, "k", time.Minute, nil).Release(context.Background())
 }
 
 // TestReleaseAfterNetworkFailure: a Release that failed (not applied, or
@@ -333,8 +333,8 @@ func TestReleaseAfterNetworkFailure(t *testing.T) {
 			ctx := context.Background()
 			f := newFixture(t)
 			fi := faultinject.New(f.b, faultinject.Options{})
-			a, b := lockapi.New(fi), lockapi.New(f.b)
-			la := mustObtain(t, a, "k", time.Second)
+			a, b := lockapi.New(fi, lockapi.Options{}), lockapi.New(f.b, lockapi.Options{})
+			la := mustObtain(t, a, "k", time.Second, nil)
 			fi.Inject(faultinject.Release, faultinject.Fault{LostReply: lostReply, Next: 1})
 			if err := la.Release(ctx); !errors.Is(err, faultinject.ErrInjected) {
 				t.Fatalf("Release with a fault = %v, want ErrInjected", err)
@@ -342,7 +342,7 @@ func TestReleaseAfterNetworkFailure(t *testing.T) {
 			if !lostReply {
 				f.advance(time.Second + time.Millisecond) // A's lock expires
 			}
-			lb := mustObtain(t, b, "k", time.Minute)
+			lb := mustObtain(t, b, "k", time.Minute, nil)
 			if err := la.Release(ctx); !errors.Is(err, lockapi.ErrNotHeld) {
 				t.Fatalf("retried Release = %v, want ErrNotHeld", err)
 			}
@@ -359,7 +359,7 @@ func TestReleaseAfterNetworkFailure(t *testing.T) {
 func TestRefreshError(t *testing.T) {
 	f := newFixture(t)
 	fi := faultinject.New(f.b, faultinject.Options{})
-	l := mustObtain(t, lockapi.New(fi), "k", time.Minute)
+	l := mustObtain(t, lockapi.New(fi, lockapi.Options{}), "k", time.Minute, nil)
 	lost := l.Lost()
 	fi.Inject(faultinject.Refresh, faultinject.Fault{Next: 1})
 	err := l.Refresh(context.Background(), time.Minute)
@@ -376,17 +376,18 @@ func TestRefreshError(t *testing.T) {
 }
 
 // TestObtainLatencyCanceled: an Acquire stuck in (injected) latency ends
-// with ctx, and the error wraps ErrNotObtained and ctx.Err().
+// with ctx; the error wraps ctx.Err() but not ErrNotObtained, since nobody
+// was found holding the key.
 func TestObtainLatencyCanceled(t *testing.T) {
 	f := newFixture(t)
 	fi := faultinject.New(f.b, faultinject.Options{Clock: newMock()})
 	fi.Inject(faultinject.Acquire, faultinject.Fault{Latency: time.Hour, NoError: true})
 	ctx, cancel := context.WithCancel(context.Background())
-	res := obtainAsync(lockapi.New(fi), ctx, "k")
+	res := obtainAsync(lockapi.New(fi, lockapi.Options{}), ctx, "k", nil)
 	cancel()
 	r := await(t, res, "Obtain")
-	if !errors.Is(r.err, lockapi.ErrNotObtained) || !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("Obtain = %v, want ErrNotObtained and context.Canceled", r.err)
+	if errors.Is(r.err, lockapi.ErrNotObtained) || !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("Obtain = %v, want context.Canceled and not ErrNotObtained", r.err)
 	}
 	if _, ok := f.e.Get("k"); ok {
 		t.Fatal("canceled Obtain left the key locked")
@@ -399,15 +400,15 @@ func TestNewPanicsOnNil(t *testing.T) {
 			t.Error("New(nil) did not panic")
 		}
 	}()
-	lockapi.New(nil)
+	lockapi.New(nil, lockapi.Options{})
 }
 
 func TestLockContext(t *testing.T) {
 	f := newFixture(t)
-	c := lockapi.New(f.b)
+	c := lockapi.New(f.b, lockapi.Options{})
 	bg := context.Background()
 
-	l := mustObtain(t, c, "a", time.Minute)
+	l := mustObtain(t, c, "a", time.Minute, nil)
 	ctx, cancel := l.Context(bg)
 	defer cancel()
 	f.e.Del("a")
@@ -416,7 +417,7 @@ func TestLockContext(t *testing.T) {
 		t.Errorf("Cause after loss = %v, want ErrLost", cause)
 	}
 
-	l = mustObtain(t, c, "b", time.Minute)
+	l = mustObtain(t, c, "b", time.Minute, nil)
 	ctx, cancel = l.Context(bg)
 	defer cancel()
 	if ctx.Err() != nil {
@@ -435,7 +436,7 @@ func TestLockContext(t *testing.T) {
 		t.Errorf("Cause of a context made after Release = %v, want ErrReleased", cause)
 	}
 
-	l = mustObtain(t, c, "c", time.Minute)
+	l = mustObtain(t, c, "c", time.Minute, nil)
 	parent, cancelParent := context.WithCancel(bg)
 	ctx, cancel = l.Context(parent)
 	defer cancel()

@@ -17,10 +17,10 @@ import (
 func Example() {
 	e := engine.New(engine.Options{})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 	ctx := context.Background()
 
-	l, err := c.Obtain(ctx, "invoice:42", 10*time.Second)
+	l, err := c.Obtain(ctx, "invoice:42", 10*time.Second, nil)
 	if err != nil {
 		fmt.Println("busy:", err)
 		return
@@ -28,7 +28,7 @@ func Example() {
 	fmt.Println("locked", l.Key())
 
 	// A second Obtain fails at once (the default strategy is NoRetry).
-	_, err = c.Obtain(ctx, "invoice:42", 10*time.Second)
+	_, err = c.Obtain(ctx, "invoice:42", 10*time.Second, nil)
 	fmt.Println(errors.Is(err, lockapi.ErrNotObtained))
 
 	fmt.Println(l.Release(ctx))
@@ -40,21 +40,21 @@ func Example() {
 	// true
 }
 
-// ExampleWithRetry waits for a lock held by someone else. On the
+// ExampleRetryStrategy waits for a lock held by someone else. On the
 // in-process backend the waiter wakes when the holder releases, not by
 // polling; the strategy only bounds how long it may wait.
-func ExampleWithRetry() {
+func ExampleRetryStrategy() {
 	e := engine.New(engine.Options{})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 	ctx := context.Background()
 
-	holder, _ := c.Obtain(ctx, "nightly-job", time.Minute)
+	holder, _ := c.Obtain(ctx, "nightly-job", time.Minute, nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		retry := lockapi.LimitRetry(lockapi.ExponentialBackoff(10*time.Millisecond, time.Second), 20)
-		l, err := c.Obtain(ctx, "nightly-job", time.Minute, lockapi.WithRetry(retry))
+		l, err := c.Obtain(ctx, "nightly-job", time.Minute, &lockapi.ObtainOptions{Retry: retry})
 		if err != nil {
 			fmt.Println("gave up:", err)
 			return
@@ -75,7 +75,7 @@ func ExampleLock_Fence() {
 	mock.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	e := engine.New(engine.Options{Clock: mock})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 	ctx := context.Background()
 
 	var highest int64 // the resource remembers the highest fence it saw
@@ -89,10 +89,10 @@ func ExampleLock_Fence() {
 		fmt.Printf("%s (fence %d): written\n", who, f)
 	}
 
-	a, _ := c.Obtain(ctx, "ledger", time.Second)
+	a, _ := c.Obtain(ctx, "ledger", time.Second, nil)
 	mock.Add(2 * time.Second) // A pauses past its TTL...
 	e.Reap()
-	b, _ := c.Obtain(ctx, "ledger", time.Second) // ...and B takes the lock
+	b, _ := c.Obtain(ctx, "ledger", time.Second, nil) // ...and B takes the lock
 	write("B", b)
 	write("A", a)
 	// Output:
@@ -100,19 +100,21 @@ func ExampleLock_Fence() {
 	// A (fence 1): rejected, stale
 }
 
-// ExampleWithAutoRefresh keeps a lock alive past its TTL with a watchdog
+// ExampleAutoRefresh keeps a lock alive past its TTL with a watchdog
 // limited to three extensions; when they are used up the lock is lost when
-// its validity ends, and Lost and Err say so.
-func ExampleWithAutoRefresh() {
+// its lease ends, and Lost and Err say so. The fake clock is given once, to
+// the engine: the Client takes it from the backend. (Tests can instead run
+// in a testing/synctest bubble and inject nothing; see the package doc.)
+func ExampleAutoRefresh() {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	e := engine.New(engine.Options{Clock: mock})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.WithClock(mock))
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 	ctx := context.Background()
 
 	l, _ := c.Obtain(ctx, "report", 30*time.Second,
-		lockapi.WithAutoRefresh(lockapi.AutoRefresh{MaxExtensions: 3})) // every 10s
+		&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{MaxExtensions: 3}}) // every 10s
 	lost := l.Lost()
 	start := mock.Now()
 	for !isClosed(lost) && mock.Since(start) < time.Hour {
@@ -131,10 +133,10 @@ func ExampleWithAutoRefresh() {
 func ExampleLock_Lost() {
 	e := engine.New(engine.Options{})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 	ctx := context.Background()
 
-	l, _ := c.Obtain(ctx, "leader", time.Minute)
+	l, _ := c.Obtain(ctx, "leader", time.Minute, nil)
 	lost := l.Lost()
 	e.Set("leader", "an operator's manual override") // someone overwrites the lock
 	<-lost

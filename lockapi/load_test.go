@@ -35,7 +35,7 @@ func exclusionViolations(c *lockapi.Client, goroutines, rounds, keys int) (viola
 	var bad atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
-	retry := lockapi.WithRetry(lockapi.LinearBackoff(time.Hour))
+	retry := &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)}
 	for g := 0; g < goroutines; g++ {
 		wg.Add(1)
 		go func() {
@@ -69,11 +69,7 @@ func exclusionViolations(c *lockapi.Client, goroutines, rounds, keys int) (viola
 func TestMutualExclusion(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		e := engine.New(engine.Options{})
-		var opts []lockapi.ClientOption
-		if fifo {
-			opts = append(opts, lockapi.WithFIFO())
-		}
-		v, err := exclusionViolations(lockapi.New(inproc.New(e, inproc.Options{}), opts...), 8, 200, 3)
+		v, err := exclusionViolations(lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{FIFO: fifo}), 8, 200, 3)
 		e.Close()
 		if err != nil || v != 0 {
 			t.Errorf("FIFO=%v: %d exclusion violations, err %v, want 0, nil", fifo, v, err)
@@ -86,7 +82,7 @@ func TestMutualExclusion(t *testing.T) {
 func TestMutualExclusionCatchesPlantedBug(t *testing.T) {
 	e := engine.New(engine.Options{})
 	defer e.Close()
-	c := lockapi.New(overwriting{inproc.New(e, inproc.Options{}), e})
+	c := lockapi.New(overwriting{inproc.New(e, inproc.Options{}), e}, lockapi.Options{})
 	v, err := exclusionViolations(c, 8, 200, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +118,7 @@ func (s *fencedStore) write(key string, fence int64) bool {
 // acquisition order per key and the store. It must run in a synctest
 // bubble (the pauses are fake time).
 func fenceRun(b lockapi.Backend, workers, rounds int) (map[string][]int64, *fencedStore, error) {
-	c := lockapi.New(b)
+	c := lockapi.New(b, lockapi.Options{})
 	store := &fencedStore{last: map[string]int64{}}
 	var mu sync.Mutex
 	order := map[string][]int64{}
@@ -135,7 +131,7 @@ func fenceRun(b lockapi.Backend, workers, rounds int) (map[string][]int64, *fenc
 			rng := rand.New(rand.NewPCG(uint64(w), 42))
 			for r := 0; r < rounds; r++ {
 				key := fmt.Sprint("fence:", rng.IntN(2))
-				l, err := c.Obtain(context.Background(), key, 100*time.Millisecond, lockapi.WithRetry(lockapi.LinearBackoff(time.Hour)))
+				l, err := c.Obtain(context.Background(), key, 100*time.Millisecond, &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)})
 				if err != nil {
 					errs <- err
 					return
@@ -229,13 +225,13 @@ func TestStaleWriterRejected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := engine.New(engine.Options{})
 		defer e.Close()
-		c := lockapi.New(inproc.New(e, inproc.Options{}))
+		c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 		store := &fencedStore{last: map[string]int64{}}
-		a, err := c.Obtain(context.Background(), "res", time.Second)
+		a, err := c.Obtain(context.Background(), "res", time.Second, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := c.Obtain(context.Background(), "res", time.Second, lockapi.WithRetry(lockapi.LinearBackoff(time.Hour)))
+		b, err := c.Obtain(context.Background(), "res", time.Second, &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)})
 		if err != nil {
 			t.Fatal(err) // woken by the engine when A's lock expired
 		}

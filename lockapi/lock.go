@@ -2,11 +2,12 @@ package lockapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/benbjohnson/clock"
+	"github.com/nxkv/nxkv/clock"
 )
 
 // Lock is one acquisition of a key, returned by Client.Obtain. Its methods
@@ -33,12 +34,14 @@ type Lock struct {
 type lockExtra struct {
 	refresh     AutoRefresh                           // watchdog settings; immutable
 	lostErr     error                                 // guarded by Lock.mu: why the lock was lost, nil while not lost
-	deadline    time.Time                             // guarded by Lock.mu: local end of validity, tracked with a watchdog
+	lease       lease                                 // guarded by Lock.mu: the validity the backend granted, tracked with a watchdog
+	kick        chan struct{}                         // with a watchdog: signals the monitor that lease.end moved; buffered
 	lost        chan struct{}                         // guarded by Lock.mu: created by Lost, closed on loss
 	monitorOn   bool                                  // guarded by Lock.mu: the monitor goroutine runs
 	cancels     map[*context.CancelCauseFunc]struct{} // guarded by Lock.mu: live contexts from Lock.Context
 	stopMonitor context.CancelFunc                    // guarded by Lock.mu: cancels the monitor's ctx
 	monitorDone chan struct{}                         // guarded by Lock.mu: closed when the monitor exits
+	releaseDone chan struct{}                         // guarded by Lock.mu: created by a Release waiting for another; closed when that one ends
 }
 
 // lostErrLocked returns why the lock was lost, or nil.
@@ -63,8 +66,8 @@ func (l *Lock) Key() string { return l.key }
 // Token returns the token of this acquisition.
 func (l *Lock) Token() string { return l.value[:l.tokLen] }
 
-// Metadata returns the metadata stored after the token (WithMetadata), or
-// "".
+// Metadata returns the metadata stored after the token
+// (ObtainOptions.Metadata), or "".
 func (l *Lock) Metadata() string { return l.value[l.tokLen:] }
 
 // Fence returns the fencing token of this acquisition, and false when the
@@ -78,15 +81,35 @@ func (l *Lock) Fence() (int64, bool) { return l.fence, l.fence != 0 }
 // the key if it holds this acquisition's value, which is always safe).
 // Release first stops the watchdog and the loss monitor, even if the
 // backend call then fails; a Release that failed with a backend or ctx error
-// may be retried. Errors wrap ctx.Err() when ctx ended.
+// may be retried. Concurrent Release calls on one Lock take turns: a second
+// waits for the first's outcome (or its own ctx) and then reports
+// ErrNotHeld ("already released") if the first succeeded, so a successful
+// Release is never taken for a loss. Errors wrap ctx.Err() when ctx ended;
+// a backend failure wraps the backend's error and never matches ErrNotHeld.
 func (l *Lock) Release(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("lockapi: release %q: %w", l.key, err)
+		return newError("release", l.key, nil, "", err)
 	}
 	l.mu.Lock()
+	for l.releasing {
+		// Another Release is in flight: wait for its outcome, so that its
+		// success is never mistaken for a loss by this one.
+		x := l.extraLocked()
+		if x.releaseDone == nil {
+			x.releaseDone = make(chan struct{})
+		}
+		wait := x.releaseDone
+		l.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return newError("release", l.key, nil, "", ctx.Err())
+		}
+		l.mu.Lock()
+	}
 	if l.released {
 		l.mu.Unlock()
-		return fmt.Errorf("%w: %q: already released", ErrNotHeld, l.key)
+		return newError("release", l.key, ErrNotHeld, "already released", nil)
 	}
 	l.releasing = true
 	lostErr := l.lostErrLocked()
@@ -100,8 +123,12 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.releasing = false
+	if x := l.x; x != nil && x.releaseDone != nil {
+		close(x.releaseDone)
+		x.releaseDone = nil
+	}
 	if err != nil {
-		return ctxError(ctx, nil, l.key, fmt.Errorf("release: %w", err))
+		return newError("release", l.key, nil, "", withCtx(err, ctx.Err()))
 	}
 	if !ok {
 		l.loseLocked(ErrNotHeld)
@@ -110,9 +137,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.cancelContextsLocked(ErrReleased)
 	switch {
 	case lostErr != nil:
-		return fmt.Errorf("%w: %w", ErrNotHeld, lostErr)
+		return newError("release", l.key, ErrNotHeld, "", lostErr)
 	case !ok:
-		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
+		return newError("release", l.key, ErrNotHeld, "", nil)
 	}
 	return nil
 }
@@ -123,31 +150,28 @@ func (l *Lock) Release(ctx context.Context) error {
 // (the lock is then marked lost; nothing is changed at the backend), and
 // wraps ctx.Err() when ctx ended.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	if ttl <= 0 {
-		return fmt.Errorf("%w: refresh %q with ttl %v", ErrInvalidTTL, l.key, ttl)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("lockapi: refresh %q: %w", l.key, err)
-	}
-	if err := l.heldErr(); err != nil {
+	if err := checkTTL("refresh", l.key, ttl); err != nil {
 		return err
 	}
-	var start time.Time
+	if err := ctx.Err(); err != nil {
+		return newError("refresh", l.key, nil, "", err)
+	}
+	if err := l.heldErr("refresh"); err != nil {
+		return err
+	}
 	if l.watchdog {
-		start = l.c.clock.Now()
+		l.leaseSend(l.c.time.Now(), ttl)
 	}
 	ok, err := l.c.b.Refresh(ctx, l.key, l.value, ttl)
-	if err != nil {
-		return ctxError(ctx, nil, l.key, fmt.Errorf("refresh: %w", err))
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !ok {
-		l.loseLocked(ErrNotHeld)
-		return fmt.Errorf("%w: %q", ErrNotHeld, l.key)
-	}
 	if l.watchdog {
-		l.x.deadline = start.Add(ttl)
+		l.leaseDone(err == nil && ok)
+	}
+	if err != nil {
+		return newError("refresh", l.key, nil, "", withCtx(err, ctx.Err()))
+	}
+	if !ok {
+		l.lose(ErrNotHeld)
+		return newError("refresh", l.key, ErrNotHeld, "", nil)
 	}
 	return nil
 }
@@ -158,31 +182,32 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 // Errors wrap ctx.Err() when ctx ended.
 func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("lockapi: ttl %q: %w", l.key, err)
+		return 0, newError("ttl", l.key, nil, "", err)
 	}
-	if err := l.heldErr(); err != nil {
+	if err := l.heldErr("ttl"); err != nil {
 		return 0, err
 	}
 	d, ok, err := l.c.b.PTTL(ctx, l.key, l.value)
 	if err != nil {
-		return 0, ctxError(ctx, nil, l.key, fmt.Errorf("pttl: %w", err))
+		return 0, newError("ttl", l.key, nil, "", withCtx(err, ctx.Err()))
 	}
 	if !ok {
 		l.lose(ErrNotHeld)
-		return 0, fmt.Errorf("%w: %q", ErrNotHeld, l.key)
+		return 0, newError("ttl", l.key, ErrNotHeld, "", nil)
 	}
 	return d, nil
 }
 
-// heldErr returns ErrNotHeld if the lock is known released or lost.
-func (l *Lock) heldErr() error {
+// heldErr returns op's error matching ErrNotHeld if the lock is known
+// released or lost.
+func (l *Lock) heldErr(op string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.released:
-		return fmt.Errorf("%w: %q: released", ErrNotHeld, l.key)
+		return newError(op, l.key, ErrNotHeld, "released", nil)
 	case l.lostErrLocked() != nil:
-		return fmt.Errorf("%w: %w", ErrNotHeld, l.lostErrLocked())
+		return newError(op, l.key, ErrNotHeld, "", l.lostErrLocked())
 	}
 	return nil
 }
@@ -272,13 +297,26 @@ func (l *Lock) lose(cause error) {
 	l.loseLocked(cause)
 }
 
+// lossError is the error of a loss with the given cause: ErrNotHeld (the
+// backend no longer holds the value), ErrExtensionsExhausted, or the error
+// that kept the watchdog from refreshing in time.
+func lossError(key string, cause error) *Error {
+	switch cause {
+	case ErrNotHeld:
+		return &Error{Key: key, kinds: [2]error{ErrLost, ErrNotHeld}, detail: "expired, deleted or taken over"}
+	case ErrExtensionsExhausted:
+		return &Error{Key: key, kinds: [2]error{ErrLost, ErrExtensionsExhausted}}
+	}
+	return &Error{Key: key, Err: cause, kinds: [2]error{ErrLost}}
+}
+
 // loseLocked records the first loss; a loss found while releasing or after
 // a Release is no loss.
 func (l *Lock) loseLocked(cause error) {
 	if l.released || l.releasing || l.lostErrLocked() != nil {
 		return
 	}
-	err := fmt.Errorf("%w: %q: %w", ErrLost, l.key, cause)
+	err := lossError(l.key, cause)
 	l.extraLocked().lostErr = err
 	l.cancelContextsLocked(err)
 	if x := l.x; x != nil {
@@ -337,10 +375,50 @@ func (l *Lock) stopMonitorLocked() (cancel context.CancelFunc, done chan struct{
 	return cancel, done
 }
 
+// leaseSend records, with a watchdog, a granting call for ttl about to be
+// sent at start (see lease), and wakes the monitor if the lease's end moved.
+func (l *Lock) leaseSend(start time.Time, ttl time.Duration) {
+	l.mu.Lock()
+	moved := l.x.lease.send(start, ttl)
+	l.mu.Unlock()
+	if moved {
+		l.kickMonitor()
+	}
+}
+
+// leaseDone records the answer to a call recorded by leaseSend.
+func (l *Lock) leaseDone(granted bool) {
+	l.mu.Lock()
+	moved := l.x.lease.done(granted)
+	l.mu.Unlock()
+	if moved {
+		l.kickMonitor()
+	}
+}
+
+func (l *Lock) kickMonitor() {
+	select {
+	case l.x.kick <- struct{}{}:
+	default:
+	}
+}
+
+// leaseEnd returns the end of the lease, with a watchdog.
+func (l *Lock) leaseEnd() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.x.lease.end
+}
+
+// errValidityEnded is the cause of a loss when the lease ended with no
+// refresh error to blame.
+var errValidityEnded = errors.New("the lease ended before the watchdog refreshed it")
+
 // monitor is the Lock's goroutine: on a Watcher backend it re-checks
 // ownership after every change of the key (changed is the watch armed by
-// startMonitorLocked), and with a watchdog it refreshes the lock. It exits
-// when ctx is canceled (Release, loss) or on loss.
+// startMonitorLocked), and with a watchdog it refreshes the lock and
+// declares it lost when its lease ends. It exits when ctx is canceled
+// (Release, loss) or on loss.
 func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan struct{}, stop func()) {
 	defer close(done)
 	c := l.c
@@ -349,27 +427,66 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 	x := l.x // never replaced once set
 	l.mu.Unlock()
 
-	var timer *clock.Timer
-	var tick <-chan time.Time
+	var (
+		timer       *clock.Timer
+		timerAt     time.Time // when timer fires; zero when none is armed
+		nextRefresh time.Time
+		extensions  int
+		exhausted   bool
+		lastErr     error // the last watchdog refresh error
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	if l.watchdog {
-		timer = c.clock.Timer(x.refresh.Interval)
-		tick = timer.C
-		defer func() { timer.Stop() }()
+		nextRefresh = c.time.Now().Add(x.refresh.Interval)
 	}
-	extensions := 0
-	exhausted := false
-	var lastErr error
 	for {
 		if c.w != nil && changed == nil {
 			changed, stop = c.w.Watch(l.key)
-			_, ok, err := c.b.PTTL(ctx, l.key, l.value)
+			var ok bool
+			err := l.bounded(ctx, "check", func(ctx context.Context) error {
+				var err error
+				_, ok, err = c.b.PTTL(ctx, l.key, l.value)
+				return err
+			})
 			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, errLeaseEnded) {
+				l.lose(l.endedCause(lastErr)) // a no-op if bounded declared it
 				return
 			}
 			if err == nil && !ok {
 				l.lose(ErrNotHeld)
 				return
 			}
+		}
+		var wake <-chan time.Time
+		if l.watchdog {
+			now := c.time.Now()
+			end := l.leaseEnd()
+			if !now.Before(end) {
+				if exhausted {
+					l.lose(ErrExtensionsExhausted)
+				} else {
+					l.lose(l.endedCause(lastErr))
+				}
+				return
+			}
+			at := end
+			if !exhausted && nextRefresh.Before(at) {
+				at = nextRefresh
+			}
+			if !at.Equal(timerAt) {
+				if timer != nil {
+					timer.Stop()
+				}
+				timer, timerAt = clock.NewTimer(c.clock, at.Sub(now)), at
+			}
+			wake = timer.C
 		}
 		select {
 		case <-ctx.Done():
@@ -378,56 +495,106 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 			stop()
 			changed, stop = nil, func() {}
 			continue
-		case <-tick:
+		case <-x.kick:
+			continue
+		case <-wake:
+			timerAt = time.Time{}
+		}
+		now := c.time.Now()
+		if exhausted || now.Before(nextRefresh) || !now.Before(l.leaseEnd()) {
+			continue // the loop's top handles the end of the lease
 		}
 
-		// Watchdog turn.
-		now := c.clock.Now()
-		l.mu.Lock()
-		deadline := x.deadline
-		l.mu.Unlock()
-		if exhausted {
-			if now.Before(deadline) { // a manual Refresh extended the lock
-				timer = c.clock.Timer(deadline.Sub(now))
-				tick = timer.C
-				continue
-			}
-			l.lose(ErrExtensionsExhausted)
-			return
-		}
-		if !now.Before(deadline) {
-			if lastErr == nil {
-				lastErr = fmt.Errorf("watchdog could not refresh before the validity ended")
-			}
-			l.lose(lastErr)
-			return
-		}
-		ok, err := c.b.Refresh(ctx, l.key, l.value, x.refresh.TTL)
+		// Watchdog turn: one refresh, bounded by the lease's end.
+		ttl := x.refresh.TTL
+		l.leaseSend(now, ttl)
+		var ok bool
+		err := l.bounded(ctx, "refresh", func(ctx context.Context) error {
+			var err error
+			ok, err = c.b.Refresh(ctx, l.key, l.value, ttl)
+			return err
+		})
+		l.leaseDone(err == nil && ok)
 		if ctx.Err() != nil {
 			return
 		}
 		switch {
+		case errors.Is(err, errLeaseEnded):
+			l.lose(l.endedCause(lastErr)) // a no-op if bounded declared it
+			return
 		case err != nil:
 			lastErr = fmt.Errorf("watchdog refresh: %w", err)
-			timer = c.clock.Timer(min(x.refresh.Interval, deadline.Sub(now)))
+			nextRefresh = now.Add(x.refresh.Interval)
 		case !ok:
 			l.lose(ErrNotHeld)
 			return
 		default:
+			lastErr = nil
 			extensions++
-			deadline = now.Add(x.refresh.TTL)
-			l.mu.Lock()
-			if deadline.After(x.deadline) {
-				x.deadline = deadline
-			}
-			l.mu.Unlock()
-			if x.refresh.MaxExtensions > 0 && extensions >= x.refresh.MaxExtensions {
-				exhausted = true
-				timer = c.clock.Timer(deadline.Sub(now))
-			} else {
-				timer = c.clock.Timer(x.refresh.Interval)
-			}
+			nextRefresh = now.Add(x.refresh.Interval)
+			exhausted = x.refresh.MaxExtensions > 0 && extensions >= x.refresh.MaxExtensions
 		}
-		tick = timer.C
+	}
+}
+
+// errLeaseEnded is returned by bounded when the lease ended before the
+// call did; the loss is then already declared.
+var errLeaseEnded = errors.New("the lease ended before the call returned")
+
+// endedCause returns the cause of a loss at the end of the lease.
+func (l *Lock) endedCause(lastErr error) error {
+	if lastErr != nil {
+		return lastErr
+	}
+	return errValidityEnded
+}
+
+// bounded runs call, a backend call of the monitor named op. Without a
+// watchdog it runs it under ctx. With one, the call's ctx ends when the
+// lease does; if the lease ends first, bounded declares the loss at that
+// moment, then cancels the call, waits for it (no goroutine outlives the
+// monitor) and returns errLeaseEnded.
+func (l *Lock) bounded(ctx context.Context, op string, call func(ctx context.Context) error) error {
+	if !l.watchdog {
+		return call(ctx)
+	}
+	c := l.c
+	now, end := c.time.Now(), l.leaseEnd()
+	if !now.Before(end) {
+		return errLeaseEnded // the monitor's loop declares the loss
+	}
+	cctx, cancel := clock.WithTimeout(ctx, c.clock, end.Sub(now))
+	defer cancel()
+	res := make(chan error, 1)
+	go func() { res <- call(cctx) }()
+	timer := clock.NewTimer(c.clock, end.Sub(now))
+	defer func() { timer.Stop() }()
+	for {
+		select {
+		case err := <-res:
+			if err == nil || ctx.Err() != nil || cctx.Err() == nil {
+				return err
+			}
+			if c.time.Now().Before(l.leaseEnd()) {
+				return err // cut short, but a manual Refresh extended the lease meanwhile
+			}
+			l.lose(fmt.Errorf("watchdog %s: %w: %w", op, errLeaseEnded, err))
+			return errLeaseEnded
+		case <-l.x.kick:
+		case <-timer.C:
+		}
+		// The lease may have moved: wait for its current end.
+		now, end = c.time.Now(), l.leaseEnd()
+		if now.Before(end) {
+			timer.Stop()
+			timer = clock.NewTimer(c.clock, end.Sub(now))
+			continue
+		}
+		// The lease ended first: declare the loss at once, then cancel the
+		// call and wait for it.
+		l.lose(fmt.Errorf("watchdog %s: %w: %w", op, errLeaseEnded, context.DeadlineExceeded))
+		cancel()
+		<-res
+		return errLeaseEnded
 	}
 }

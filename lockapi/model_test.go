@@ -55,7 +55,7 @@ func checkAgainstModel(rt *rapid.T, newBackend func(e *engine.Engine) lockapi.Ba
 	defer e.Close()
 	b := newBackend(e)
 	cc := clock.NewMock() // client clock: NoRetry never waits
-	clients := []*lockapi.Client{lockapi.New(b, lockapi.WithClock(cc)), lockapi.New(b, lockapi.WithClock(cc))}
+	clients := []*lockapi.Client{lockapi.New(b, lockapi.Options{Clock: cc}), lockapi.New(b, lockapi.Options{Clock: cc})}
 	keys := []string{"a", "b"}
 	m := &lockModel{now: epoch, holder: map[string]int{}, deadline: map[string]time.Time{}, lastFence: map[string]int64{}}
 	for _, k := range keys {
@@ -90,7 +90,7 @@ func checkAgainstModel(rt *rapid.T, newBackend func(e *engine.Engine) lockapi.Ba
 			c := rapid.SampledFrom(clients).Draw(t, "client")
 			ttl := ttlGen.Draw(t, "ttl")
 			free := m.free(k)
-			l, err := c.Obtain(ctx, k, ttl)
+			l, err := c.Obtain(ctx, k, ttl, nil)
 			if free != (err == nil) {
 				t.Fatalf("Obtain(%s) = %v, model says free = %v", k, err, free)
 			}
@@ -223,12 +223,12 @@ func (r *recordingTB) fail(msg string) {
 	r.failed = true
 }
 
-// TestModelCatchesPlantedBug shows the model check fails on a backend
-// whose Refresh extends another holder's lock.
-func TestModelCatchesPlantedBug(t *testing.T) {
-	// The expected failure must not leave a fail file behind nor spend
-	// rapid's default 30s shrinking it; the search stops at the first
-	// failure, so a large budget of checks costs only when the bug hides.
+// expectRapidFailure prepares a rapid check that must fail: the failure must
+// not leave a fail file behind nor spend rapid's default 30s shrinking it;
+// the search stops at the first failure, so a large budget of checks costs
+// only when the bug hides. Pass the returned TB to rapid.Check.
+func expectRapidFailure(t *testing.T) *recordingTB {
+	t.Helper()
 	for name, value := range map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": "500ms", "rapid.checks": "2000"} {
 		old := flag.Lookup(name).Value.String()
 		if err := flag.Set(name, value); err != nil {
@@ -236,7 +236,13 @@ func TestModelCatchesPlantedBug(t *testing.T) {
 		}
 		t.Cleanup(func() { flag.Set(name, old) })
 	}
-	rec := &recordingTB{T: t}
+	return &recordingTB{T: t}
+}
+
+// TestModelCatchesPlantedBug shows the model check fails on a backend
+// whose Refresh extends another holder's lock.
+func TestModelCatchesPlantedBug(t *testing.T) {
+	rec := expectRapidFailure(t)
 	rapid.Check(rec, func(rt *rapid.T) {
 		checkAgainstModel(rt, func(e *engine.Engine) lockapi.Backend { return refreshAnyway{inproc.New(e, inproc.Options{}), e} })
 	})

@@ -2,116 +2,116 @@ package lockapi
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
-	"github.com/benbjohnson/clock"
+	"github.com/nxkv/nxkv/clock"
 )
 
-// ClientOption configures a Client in New.
-type ClientOption func(*Client)
+// The input contract, the same on every backend (see the package doc).
+const (
+	// MinTTL is the shortest lock TTL: one millisecond, the resolution of
+	// Redis's PX. Backends may round a TTL up to whole milliseconds, never
+	// down.
+	MinTTL = time.Millisecond
+	// MaxTTL is the longest lock TTL: ten years of 365 days.
+	MaxTTL = 10 * 365 * 24 * time.Hour
+	// ReservedPrefix starts the keys nxkv keeps for itself on every backend
+	// (the Redis backend's fencing counters); Obtain refuses them.
+	ReservedPrefix = "nxkv:"
+)
 
-// WithClock makes the Client use c for every wait: retry delays, waiting
-// windows and watchdog timers. Tests pass a *clock.Mock. The default is the
-// real clock.
-func WithClock(c clock.Clock) ClientOption {
-	return func(cl *Client) {
-		if c != nil {
-			cl.clock = c
-		}
-	}
+// Options configures a Client in New. The zero value selects every default.
+type Options struct {
+	// Clock is used for every wait: retry delays, waiting windows, watchdog
+	// timers and lease ends. nil selects the backend's clock when the
+	// backend has one (it implements Clocker, as the in-process backend
+	// does), so a clock injected into the engine is given once; otherwise
+	// the real clock. A *clock.Mock of github.com/benbjohnson/clock
+	// satisfies clock.Clock.
+	Clock clock.Clock
+	// FIFO makes the Client serve its own Obtain calls on a key in arrival
+	// order (see the package doc). Other Clients can still barge.
+	FIFO bool
 }
 
-// WithFIFO makes the Client serve its own Obtain calls on a key in arrival
-// order (see the package doc). Other Clients can still barge.
-func WithFIFO() ClientOption {
-	return func(cl *Client) { cl.fifo = true }
+// ObtainOptions configures one Obtain call. A nil *ObtainOptions, like the
+// zero value, selects every default.
+type ObtainOptions struct {
+	// Retry is the retry strategy; nil means NoRetry.
+	Retry RetryStrategy
+	// Token replaces the generated token; "" means generate one. The caller
+	// must keep tokens unique per acquisition (a reused token lets an old
+	// holder release a new holder's lock), and, when combining it with
+	// Metadata, of a fixed length so that readers can split the value.
+	Token string
+	// Metadata is stored after the token in the lock's value (value = token
+	// + Metadata), for other processes to read. Lock.Metadata returns it.
+	Metadata string
+	// AutoRefresh, when not nil, starts a watchdog that keeps the lock alive
+	// as it says until Release or loss (see the package doc).
+	AutoRefresh *AutoRefresh
 }
 
-// Option configures one Obtain call.
-type Option func(*obtainConfig)
-
-type obtainConfig struct {
-	retry     RetryStrategy
-	token     string
-	tokenSet  bool
-	metadata  string
-	refresh   AutoRefresh
-	refreshOn bool
-}
-
-// buildConfig applies opts to a heap config only when there are options, so
-// an Obtain without options allocates nothing for them.
-func buildConfig(opts []Option) obtainConfig {
-	c := new(obtainConfig)
-	for _, o := range opts {
-		if o != nil {
-			o(c)
-		}
-	}
-	return *c
-}
-
-// WithRetry sets the Obtain's retry strategy; nil means NoRetry.
-func WithRetry(s RetryStrategy) Option {
-	return func(c *obtainConfig) { c.retry = s }
-}
-
-// WithToken makes the Obtain use token instead of a generated one. The
-// caller must keep tokens unique per acquisition (a reused token lets an old
-// holder release a new holder's lock), and, when combining it with
-// WithMetadata, of a fixed length so that readers can split the value. An
-// empty token is ErrInvalidOption.
-func WithToken(token string) Option {
-	return func(c *obtainConfig) { c.token, c.tokenSet = token, true }
-}
-
-// WithMetadata stores md after the token in the lock's value (value = token
-// + md), for other processes to read. Lock.Metadata returns it.
-func WithMetadata(md string) Option {
-	return func(c *obtainConfig) { c.metadata = md }
-}
-
-// AutoRefresh configures the watchdog of WithAutoRefresh. The zero value
-// refreshes every ttl/3 with the Obtain's ttl, without limit.
+// AutoRefresh configures the watchdog of ObtainOptions.AutoRefresh. The
+// zero value refreshes every ttl/3 with the Obtain's ttl, without limit.
 type AutoRefresh struct {
-	// Interval is the time between refreshes; 0 means ttl/3. It must be
-	// shorter than TTL.
+	// Interval is the time between refreshes; 0 means TTL/3. It must be
+	// shorter than TTL and than the Obtain's ttl.
 	Interval time.Duration
-	// TTL is the TTL each refresh sets; 0 means the Obtain's ttl.
+	// TTL is the TTL each refresh sets; 0 means the Obtain's ttl. It must be
+	// in [MinTTL, MaxTTL].
 	TTL time.Duration
 	// MaxExtensions bounds the number of successful refreshes; 0 means no
 	// limit. When it is reached the watchdog stops refreshing and the lock
-	// is declared lost (ErrExtensionsExhausted) when its validity ends.
+	// is declared lost (ErrExtensionsExhausted) when its lease ends.
 	MaxExtensions int
 }
 
-// WithAutoRefresh starts a watchdog that keeps the lock alive as ar says
-// until Release or loss (see the package doc).
-func WithAutoRefresh(ar AutoRefresh) Option {
-	return func(c *obtainConfig) { c.refresh, c.refreshOn = ar, true }
-}
-
-// check validates the config against the Obtain's ttl and fills watchdog
-// defaults.
-func (c *obtainConfig) check(ttl time.Duration) error {
-	if c.tokenSet && c.token == "" {
-		return fmt.Errorf("%w: empty token", ErrInvalidOption)
-	}
-	if !c.refreshOn {
-		return nil
-	}
-	r := &c.refresh
-	if r.Interval < 0 || r.TTL < 0 || r.MaxExtensions < 0 {
-		return fmt.Errorf("%w: negative watchdog setting %+v", ErrInvalidOption, *r)
-	}
-	if r.TTL == 0 {
-		r.TTL = ttl
-	}
-	if r.Interval == 0 {
-		r.Interval = r.TTL / 3
-	}
-	if r.Interval <= 0 || r.Interval >= r.TTL || r.Interval >= ttl {
-		return fmt.Errorf("%w: watchdog interval %v must be positive and shorter than the ttl", ErrInvalidOption, r.Interval)
+// checkTTL returns an *Error matching ErrInvalidTTL for a ttl outside
+// [MinTTL, MaxTTL].
+func checkTTL(op, key string, ttl time.Duration) error {
+	switch {
+	case ttl < MinTTL:
+		return newError(op, key, ErrInvalidTTL, fmt.Sprintf("%v is below MinTTL (%v)", ttl, MinTTL), nil)
+	case ttl > MaxTTL:
+		return newError(op, key, ErrInvalidTTL, fmt.Sprintf("%v is above MaxTTL (%v)", ttl, MaxTTL), nil)
 	}
 	return nil
+}
+
+// checkKey returns an *Error matching ErrInvalidKey for an empty or
+// reserved key.
+func checkKey(key string) error {
+	switch {
+	case key == "":
+		return newError("obtain", key, ErrInvalidKey, "empty", nil)
+	case strings.HasPrefix(key, ReservedPrefix):
+		return newError("obtain", key, ErrInvalidKey, fmt.Sprintf("the %q prefix is reserved", ReservedPrefix), nil)
+	}
+	return nil
+}
+
+// resolve validates ar against the Obtain's ttl and returns it with its
+// defaults filled in.
+func (ar AutoRefresh) resolve(key string, ttl time.Duration) (AutoRefresh, error) {
+	invalid := func(format string, args ...any) (AutoRefresh, error) {
+		return AutoRefresh{}, newError("obtain", key, ErrInvalidOption, fmt.Sprintf(format, args...), nil)
+	}
+	if ar.Interval < 0 || ar.TTL < 0 || ar.MaxExtensions < 0 {
+		return invalid("negative AutoRefresh setting %+v", ar)
+	}
+	if ar.TTL == 0 {
+		ar.TTL = ttl
+	}
+	if ar.TTL < MinTTL || ar.TTL > MaxTTL {
+		return invalid("AutoRefresh.TTL %v outside [MinTTL, MaxTTL]", ar.TTL)
+	}
+	if ar.Interval == 0 {
+		ar.Interval = ar.TTL / 3
+	}
+	if ar.Interval >= ar.TTL || ar.Interval >= ttl {
+		return invalid("AutoRefresh.Interval %v must be shorter than the ttl", ar.Interval)
+	}
+	return ar, nil
 }

@@ -71,10 +71,13 @@ type expBackoff struct {
 func (e expBackoff) Start() Backoff { e.base = 0; return &e }
 
 func (e *expBackoff) Next() (time.Duration, bool) {
-	if e.base == 0 {
+	switch {
+	case e.base == 0:
 		e.base = e.min
-	} else if e.base < e.max {
-		e.base = min(e.base*2, e.max)
+	case e.base > e.max/2: // doubling would pass max, or overflow
+		e.base = e.max
+	default:
+		e.base *= 2
 	}
 	half := e.base / 2
 	return half + rand.N(e.base-half+1), true

@@ -1,6 +1,7 @@
 package lockapi_test
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -116,6 +117,32 @@ func TestStrategyFreshState(t *testing.T) {
 			if n != 4 {
 				t.Errorf("%T: Start #%d gave %d delays, want 4 (state shared between calls?)", s, g, n)
 			}
+		}
+	}
+}
+
+// TestExponentialBackoffHugeMax: a max near math.MaxInt64 must not
+// overflow the doubling base (which made rand.N panic after about 22 Next
+// calls); the base stops at max and every delay stays in [base/2, base].
+func TestExponentialBackoffHugeMax(t *testing.T) {
+	for _, hi := range []time.Duration{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt64/2 + 1} {
+		got, stopped := delays(lockapi.ExponentialBackoff(time.Millisecond, hi), 200)
+		if stopped || len(got) != 200 {
+			t.Fatalf("ExponentialBackoff(1ms, %v) stopped after %d delays, want unlimited", hi, len(got))
+		}
+		base := time.Millisecond
+		for i, d := range got {
+			if d < base/2 || d > base {
+				t.Fatalf("ExponentialBackoff(1ms, %d) delay %d = %v, want in [%v, %v]", hi, i, d, base/2, base)
+			}
+			if base > hi/2 {
+				base = hi
+			} else {
+				base *= 2
+			}
+		}
+		if last := got[len(got)-1]; last < hi/2 {
+			t.Errorf("ExponentialBackoff(1ms, %d) last delay = %v, want >= max/2", hi, last)
 		}
 	}
 }

@@ -17,9 +17,10 @@ import (
 // engine, its reaper, the client and its watchdog all see the bubble's fake
 // time, and synctest.Test fails if any goroutine is left running.
 
-// bubble returns an engine (closed at the end of f) and a fault-injecting
-// backend over it, with or without Watch.
-func bubble(t *testing.T, watch bool, f func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client)) {
+// bubble runs f in a synctest bubble (with the bubble's T) with an engine
+// (closed at the end of f), a fault-injecting backend over it, with or
+// without Watch, and a Client over that.
+func bubble(t *testing.T, watch bool, f func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client)) {
 	synctest.Test(t, func(t *testing.T) {
 		e := engine.New(engine.Options{})
 		defer e.Close()
@@ -28,20 +29,20 @@ func bubble(t *testing.T, watch bool, f func(e *engine.Engine, fi *faultinject.B
 		var fi *faultinject.Backend
 		if watch {
 			w := faultinject.NewWatcher(b, faultinject.Options{})
-			fi, c = w.Backend, lockapi.New(w)
+			fi, c = w.Backend, lockapi.New(w, lockapi.Options{})
 		} else {
 			fi = faultinject.New(b, faultinject.Options{})
-			c = lockapi.New(fi)
+			c = lockapi.New(fi, lockapi.Options{})
 		}
-		f(e, fi, c)
+		f(t, e, fi, c)
 	})
 }
 
 func TestWatchdogKeepsAlive(t *testing.T) {
 	for _, watch := range []bool{true, false} {
-		bubble(t, watch, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		bubble(t, watch, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 			ctx := context.Background()
-			l, err := c.Obtain(ctx, "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+			l, err := c.Obtain(ctx, "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,10 +71,10 @@ func TestWatchdogKeepsAlive(t *testing.T) {
 
 func TestWatchdogMaxExtensions(t *testing.T) {
 	for _, watch := range []bool{true, false} {
-		bubble(t, watch, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		bubble(t, watch, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 			start := time.Now()
 			l, err := c.Obtain(context.Background(), "k", 3*time.Second,
-				lockapi.WithAutoRefresh(lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 2}))
+				&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,9 +100,9 @@ func TestWatchdogMaxExtensions(t *testing.T) {
 // error, the watchdog declares the lock lost at the end of its last known
 // validity, never later.
 func TestWatchdogRefreshErrors(t *testing.T) {
-	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+	bubble(t, false, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
-		l, err := c.Obtain(context.Background(), "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+		l, err := c.Obtain(context.Background(), "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,8 +125,8 @@ func TestWatchdogRefreshErrors(t *testing.T) {
 // TestWatchdogNotHeld: a watchdog refresh that finds the lock taken ends
 // the watchdog and signals the loss.
 func TestWatchdogNotHeld(t *testing.T) {
-	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
-		l, err := c.Obtain(context.Background(), "k", 3*time.Second, lockapi.WithAutoRefresh(lockapi.AutoRefresh{}))
+	bubble(t, false, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		l, err := c.Obtain(context.Background(), "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,10 +149,10 @@ func TestWatchdogNotHeld(t *testing.T) {
 // TestLostMonitorExits: the loss monitor started by Lost exits on Release
 // and on loss (synctest.Test fails on a leftover goroutine).
 func TestLostMonitorExits(t *testing.T) {
-	bubble(t, true, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
-		l1, _ := c.Obtain(context.Background(), "a", time.Second)
+	bubble(t, true, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		l1, _ := c.Obtain(context.Background(), "a", time.Second, nil)
 		l1.Lost()
-		l2, _ := c.Obtain(context.Background(), "b", time.Second)
+		l2, _ := c.Obtain(context.Background(), "b", time.Second, nil)
 		lost := l2.Lost()
 		l1.Release(context.Background())
 		time.Sleep(2 * time.Second)
@@ -165,10 +166,10 @@ func TestLostMonitorExits(t *testing.T) {
 // TestWatchdogManualRefreshAfterExhaustion: a manual Refresh after the
 // watchdog used its extensions moves the point where it declares the loss.
 func TestWatchdogManualRefreshAfterExhaustion(t *testing.T) {
-	bubble(t, false, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+	bubble(t, false, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
 		l, err := c.Obtain(context.Background(), "k", 3*time.Second,
-			lockapi.WithAutoRefresh(lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 1}))
+			&lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{Interval: time.Second, MaxExtensions: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,12 +192,12 @@ func TestWatchdogManualRefreshAfterExhaustion(t *testing.T) {
 // wheel ticks (about 2ms) of the holder's deadline, woken by the engine's
 // reaper, while its own retry delay is an hour.
 func TestWaiterWakesWithinTicksOfExpiry(t *testing.T) {
-	bubble(t, true, func(e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+	bubble(t, true, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
 		start := time.Now()
-		if _, err := c.Obtain(context.Background(), "k", 100*time.Millisecond); err != nil {
+		if _, err := c.Obtain(context.Background(), "k", 100*time.Millisecond, nil); err != nil {
 			t.Fatal(err)
 		}
-		l, err := c.Obtain(context.Background(), "k", time.Second, lockapi.WithRetry(lockapi.LinearBackoff(time.Hour)))
+		l, err := c.Obtain(context.Background(), "k", time.Second, &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,8 @@
 //
 // # Model
 //
-// A Map hashes each key once, with a per-Map random seed (hash/maphash), so
-// no one can choose keys that collide on purpose. The top bits of the hash
+// A Map hashes each key once, with the Go runtime's seeded memory hash and a
+// per-Map random seed, so no one can choose keys that collide on purpose. The top bits of the hash
 // pick the shard; the rest place the key in the shard's table. Callers keep
 // the hash and pass it to every call on that key.
 //
@@ -49,7 +49,6 @@ package shard
 
 import (
 	"fmt"
-	"hash/maphash"
 	"math"
 	"math/bits"
 	"runtime"
@@ -125,8 +124,8 @@ type Table struct {
 	used Handle // guarded by the lock: entries ever handed out of the chunks
 	free Handle // guarded by the lock: head of the free entries (-1: none)
 
-	seed maphash.Seed // the Map's, to rehash keys when the index is rebuilt
-	park sync.Mutex   // contended writers queue here, one spinning at a time
+	seed uint64     // the Map's hash seed, to rehash keys when the index is rebuilt
+	park sync.Mutex // contended writers queue here, one spinning at a time
 }
 
 // Shard is one partition of a Map: a Table and the caller's per-shard
@@ -168,7 +167,7 @@ func (s *Table) lockSlow() {
 func (s *Table) Unlock() { atomic.AddUint64(&s.seq, 1) }
 
 // init readies an empty shard.
-func (s *Table) init(seed maphash.Seed) {
+func (s *Table) init(seed uint64) {
 	s.seed = seed
 	s.free = -1
 	s.t = &table{groups: newGroups(minGroups), mask: minGroups - 1}
@@ -218,69 +217,101 @@ func (s *Table) Unchanged(v uint64) bool { return atomic.LoadUint64(&s.seq) == v
 // it did. On false the shard is not locked.
 func (s *Table) Upgrade(v uint64) bool { return atomic.CompareAndSwapUint64(&s.seq, v, v+1) }
 
-// Peek looks key up without locking, at version v from ReadVersion: found
-// reports whether the key is stored, and value and exp are its entry's
-// (exp is noExp, math.MinInt64, when it is not stored). valid is false if
-// a writer changed the shard since v, and then the rest means nothing
-// (retry, or lock and use FindLocked). Expired entries are returned like
-// any other: deadlines are the caller's. It is safe for concurrent use with
+// Probe is what a lookup found: the key's entry and where it is filed, or
+// where the key would be filed.
+type Probe struct {
+	Value string // the entry's value, when Found
+	Exp   int64  // the entry's Exp when Found; NoExp otherwise
+	Hd    Handle // the entry's handle, when Found
+	// Pos is the key's index position when Found; otherwise the first free
+	// position of its probe sequence, where InsertAtLocked files it, or -1
+	// if unknown.
+	Pos   int32
+	Found bool
+}
+
+// NoExp is the Exp a Probe reports for a key it did not find,
+// math.MinInt64: the engine's "no deadline".
+const NoExp = math.MinInt64
+
+// Peek looks key up without locking, at version v from ReadVersion, and
+// returns what it found; valid is false if a writer changed the shard since
+// v, and then the Probe means nothing (retry, or lock). After a valid Peek,
+// Upgrade(v) locks the shard with the Probe still true, so a writer can act
+// on it without looking again. Expired entries are returned like any other:
+// deadlines are the caller's. It is safe for concurrent use with
 // everything, and writes nothing.
 //
 //go:norace
-func (s *Table) Peek(v, h uint64, key string) (value string, exp int64, found, valid bool) {
+func (s *Table) Peek(v, h uint64, key string) (p Probe, valid bool) {
 	t := s.t
 	tag := tagOf(h)
 	g := groupOf(h, t.mask)
+	free := int32(-1)
 	for step := uint64(1); ; step++ {
 		gr := &t.groups[g]
 		ctrl := gr.ctrl
 		for m := matchTag(ctrl, tag); m != 0; m &= m - 1 {
-			hd := uint32(gr.h[bits.TrailingZeros64(m)>>3])
+			i := bits.TrailingZeros64(m) >> 3
+			hd := uint32(gr.h[i])
 			c := hd >> chunkBits
 			if c >= uint32(len(t.chunks)) {
-				return "", noExp, false, false // a torn read
+				return Probe{}, false // a torn read
 			}
 			e := &t.chunks[c][hd&(chunkSize-1)]
 			k, val, x := e.Key, e.Value, e.Exp
 			if atomic.LoadUint64(&s.seq) != v {
-				return "", noExp, false, false
+				return Probe{}, false
 			}
 			// The copy is consistent: its key's bytes never change.
 			if k == key {
-				return val, x, true, true
+				return Probe{Value: val, Exp: x, Hd: Handle(hd), Pos: int32(int(g)*groupSlots + i), Found: true}, true
+			}
+		}
+		if free < 0 {
+			if m := matchFree(ctrl); m != 0 {
+				free = int32(int(g)*groupSlots + bits.TrailingZeros64(m)>>3)
 			}
 		}
 		if matchEmpty(ctrl) != 0 || step > t.mask {
-			return "", noExp, false, atomic.LoadUint64(&s.seq) == v
+			return Probe{Exp: NoExp, Pos: free}, atomic.LoadUint64(&s.seq) == v
 		}
 		g = (g + step) & t.mask
 	}
 }
 
-// noExp is what Peek reports as the deadline of a key it did not find, the
-// engine's "no deadline".
-const noExp = math.MinInt64
-
-// FindLocked returns the handle of key's entry and its index position, or
-// ok false. The caller must hold the lock.
-func (s *Table) FindLocked(h uint64, key string) (hd Handle, pos int, ok bool) {
+// ProbeLocked is Peek under the lock. The caller must hold the lock.
+func (s *Table) ProbeLocked(h uint64, key string) Probe {
 	t := s.t
 	tag := tagOf(h)
 	g := groupOf(h, t.mask)
+	free := int32(-1)
 	for step := uint64(1); ; step++ {
 		gr := &t.groups[g]
 		for m := matchTag(gr.ctrl, tag); m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m) >> 3
 			hd := gr.h[i]
-			if t.chunks[hd>>chunkBits][hd&(chunkSize-1)].Key == key {
-				return hd, int(g)*groupSlots + i, true
+			if e := &t.chunks[hd>>chunkBits][hd&(chunkSize-1)]; e.Key == key {
+				return Probe{Value: e.Value, Exp: e.Exp, Hd: hd, Pos: int32(int(g)*groupSlots + i), Found: true}
+			}
+		}
+		if free < 0 {
+			if m := matchFree(gr.ctrl); m != 0 {
+				free = int32(int(g)*groupSlots + bits.TrailingZeros64(m)>>3)
 			}
 		}
 		if matchEmpty(gr.ctrl) != 0 || step > t.mask {
-			return 0, 0, false
+			return Probe{Exp: NoExp, Pos: free}
 		}
 		g = (g + step) & t.mask
 	}
+}
+
+// FindLocked returns the handle of key's entry and its index position, or
+// ok false. The caller must hold the lock.
+func (s *Table) FindLocked(h uint64, key string) (hd Handle, pos int, ok bool) {
+	p := s.ProbeLocked(h, key)
+	return p.Hd, int(p.Pos), p.Found
 }
 
 // EntryLocked returns the entry hd names. The pointer stays valid until
@@ -294,15 +325,38 @@ func (s *Table) EntryLocked(hd Handle) *Entry {
 // returns its handle. It may grow the index or the entry store (handles
 // stay valid). The caller must hold the lock.
 func (s *Table) InsertLocked(h uint64, key, value string, exp int64) Handle {
+	return s.InsertAtLocked(-1, h, key, value, exp)
+}
+
+// InsertAtLocked is InsertLocked given the free position a Probe of key
+// under the current lock hold returned (or -1), which spares a second probe.
+// The caller must hold the lock.
+func (s *Table) InsertAtLocked(pos int32, h uint64, key, value string, exp int64) Handle {
 	hd := s.allocLocked()
 	e := s.EntryLocked(hd)
 	e.Key, e.Value, e.Exp = key, value, exp
 	if (s.live+s.dead+1)*8 > len(s.t.groups)*groupSlots*7 {
 		s.rehashLocked(s.live + 1)
+		pos = -1
 	}
-	s.placeLocked(s.t, h, hd)
+	if pos >= 0 {
+		s.fileLocked(s.t, int(pos), h, hd)
+	} else {
+		s.placeLocked(s.t, h, hd)
+	}
 	s.live++
 	return hd
+}
+
+// fileLocked files hd at free index position pos.
+func (s *Table) fileLocked(t *table, pos int, h uint64, hd Handle) {
+	gr := &t.groups[pos/groupSlots]
+	shift := uint(pos%groupSlots) * 8
+	if byte(gr.ctrl>>shift) == ctrlDeleted {
+		s.dead--
+	}
+	gr.h[pos%groupSlots] = hd
+	gr.ctrl = gr.ctrl&^(0xff<<shift) | uint64(tagOf(h))<<shift
 }
 
 // placeLocked files hd in the first free slot of h's probe sequence.
@@ -311,13 +365,7 @@ func (s *Table) placeLocked(t *table, h uint64, hd Handle) {
 	for step := uint64(1); ; step++ {
 		gr := &t.groups[g]
 		if m := matchFree(gr.ctrl); m != 0 {
-			i := bits.TrailingZeros64(m) >> 3
-			shift := uint(i) * 8
-			if byte(gr.ctrl>>shift) == ctrlDeleted {
-				s.dead--
-			}
-			gr.h[i] = hd
-			gr.ctrl = gr.ctrl&^(0xff<<shift) | uint64(tagOf(h))<<shift
+			s.fileLocked(t, int(g)*groupSlots+bits.TrailingZeros64(m)>>3, h, hd)
 			return
 		}
 		g = (g + step) & t.mask
@@ -397,7 +445,7 @@ func (s *Table) reindexLocked(groups int, chunks []*chunk) {
 			}
 			hd := gr.h[i]
 			e := &chunks[hd>>chunkBits][hd&(chunkSize-1)]
-			s.placeLocked(t, maphash.String(s.seed, e.Key), hd)
+			s.placeLocked(t, hashString(s.seed, e.Key), hd)
 		}
 	}
 	s.dead = 0
@@ -430,7 +478,7 @@ func (s *Table) compactLocked() {
 			hd := gr.h[i]
 			chunks[next>>chunkBits][next&(chunkSize-1)] = old.chunks[hd>>chunkBits][hd&(chunkSize-1)]
 			e := &chunks[next>>chunkBits][next&(chunkSize-1)]
-			s.placeLocked(t, maphash.String(s.seed, e.Key), next)
+			s.placeLocked(t, hashString(s.seed, e.Key), next)
 			next++
 		}
 	}
@@ -473,7 +521,7 @@ func (s *Table) ClearLocked() {
 // Map is a hash-sharded table. It is safe for concurrent use through its
 // shards' locks and Peek; it must be created by New and not copied.
 type Map[A any] struct {
-	seed   maphash.Seed
+	seed   uint64
 	shards []Shard[A]
 	shift  uint // 64 - log2(len(shards))
 }
@@ -496,7 +544,7 @@ func New[A any](n int) *Map[A] {
 		n = DefaultShards()
 	}
 	n = roundPow2(n)
-	m := &Map[A]{seed: maphash.MakeSeed(), shards: make([]Shard[A], n)}
+	m := &Map[A]{seed: newSeed(), shards: make([]Shard[A], n)}
 	m.shift = uint(64 - bits.TrailingZeros(uint(n)))
 	for i := range m.shards {
 		m.shards[i].init(m.seed)
@@ -506,7 +554,7 @@ func New[A any](n int) *Map[A] {
 
 // Hash returns key's hash, which every call about key takes. It is safe
 // for concurrent use.
-func (m *Map[A]) Hash(key string) uint64 { return maphash.String(m.seed, key) }
+func (m *Map[A]) Hash(key string) uint64 { return hashString(m.seed, key) }
 
 // Shard returns the shard of a key with hash h, and its index.
 func (m *Map[A]) Shard(h uint64) (*Shard[A], int) {
@@ -567,7 +615,7 @@ func (s *Table) VerifyLocked() error {
 				}
 				inUse[hd] = true
 				e := s.EntryLocked(hd)
-				h := maphash.String(s.seed, e.Key)
+				h := hashString(s.seed, e.Key)
 				if tagOf(h) != c {
 					return fmt.Errorf("shard: key %q filed with tag %#x, its hash gives %#x", e.Key, c, tagOf(h))
 				}

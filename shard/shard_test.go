@@ -33,16 +33,28 @@ func shardOf[A any](m *Map[A], key string) (*Shard[A], uint64) {
 	return s, h
 }
 
-// put stores key=value in m, inserting or overwriting.
+// put stores key=value in m, inserting or overwriting. It reads without the
+// lock and upgrades, acting on the Probe as the engine does; if the shard
+// changed meanwhile it locks and probes again.
 func put[A any](m *Map[A], key, value string) {
 	s, h := shardOf(m, key)
-	s.Lock()
+	var p Probe
+	if v, ok := s.ReadVersion(); ok {
+		var valid bool
+		if p, valid = s.Peek(v, h, key); !valid || !s.Upgrade(v) {
+			s.Lock()
+			p = s.ProbeLocked(h, key)
+		}
+	} else {
+		s.Lock()
+		p = s.ProbeLocked(h, key)
+	}
 	defer s.Unlock()
-	if hd, _, ok := s.FindLocked(h, key); ok {
-		s.EntryLocked(hd).Value = value
+	if p.Found {
+		s.EntryLocked(p.Hd).Value = value
 		return
 	}
-	s.InsertLocked(h, key, value, 0)
+	s.InsertAtLocked(p.Pos, h, key, value, 0)
 }
 
 // del deletes key from m and reports whether it was stored.
@@ -57,6 +69,40 @@ func del[A any](m *Map[A], key string) bool {
 	return ok
 }
 
+// TestProbeFreePosition: a Probe of an absent key names a free slot of its
+// probe sequence, preferring a deleted one met first, and inserting there
+// keeps the table consistent.
+func TestProbeFreePosition(t *testing.T) {
+	m := New[struct{}](1)
+	s := m.ShardAt(0)
+	for i := range 40 {
+		put(m, "k"+strconv.Itoa(i), "v")
+	}
+	for i := 0; i < 40; i += 3 {
+		del(m, "k"+strconv.Itoa(i))
+	}
+	for i := range 200 {
+		k := "n" + strconv.Itoa(i)
+		h := m.Hash(k)
+		s.Lock()
+		p := s.ProbeLocked(h, k)
+		if p.Found || p.Pos < 0 || p.Exp != NoExp {
+			s.Unlock()
+			t.Fatalf("ProbeLocked(%q) = %+v, want not found with a free position", k, p)
+		}
+		if c := byte(s.t.groups[p.Pos/groupSlots].ctrl >> (uint(p.Pos%groupSlots) * 8)); c&0x80 == 0 {
+			s.Unlock()
+			t.Fatalf("ProbeLocked(%q).Pos = %d holds a full slot", k, p.Pos)
+		}
+		s.InsertAtLocked(p.Pos, h, k, "w", 0)
+		err := s.VerifyLocked()
+		s.Unlock()
+		if err != nil {
+			t.Fatalf("after inserting %q at %d: %v", k, p.Pos, err)
+		}
+	}
+}
+
 // peek reads key without locking, retrying torn reads.
 func peek[A any](m *Map[A], key string) (Entry, bool) {
 	s, h := shardOf(m, key)
@@ -66,9 +112,9 @@ func peek[A any](m *Map[A], key string) (Entry, bool) {
 			runtime.Gosched()
 			continue
 		}
-		if val, exp, found, valid := s.Peek(v, h, key); valid {
-			if found {
-				return Entry{Key: key, Value: val, Exp: exp}, true
+		if p, valid := s.Peek(v, h, key); valid {
+			if p.Found {
+				return Entry{Key: key, Value: p.Value, Exp: p.Exp}, true
 			}
 			return Entry{}, false
 		}
@@ -176,7 +222,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 		}},
 		{"RenamedKey", func(s *Table, hd Handle, pos int) { s.EntryLocked(hd).Key = "other" }},
 		{"HandleTwice", func(s *Table, hd Handle, pos int) {
-			h := maphash64(s, "twin")
+			h := hashOf(s, "twin")
 			s.InsertLocked(h, "twin", "v", 0)
 			_, tpos, _ := s.FindLocked(h, "twin")
 			s.t.groups[tpos/groupSlots].h[tpos%groupSlots] = hd
@@ -211,9 +257,34 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 	}
 }
 
-func maphash64(s *Table, key string) uint64 {
-	m := &Map[struct{}]{seed: s.seed}
-	return m.Hash(key)
+func hashOf(s *Table, key string) uint64 { return hashString(s.seed, key) }
+
+// TestHash checks what the tables rely on: equal keys hash equal (also when
+// their bytes live in different places), the seed changes the hash, and
+// the bits the tables use spread keys that differ in one byte.
+func TestHash(t *testing.T) {
+	a, b := New[struct{}](16), New[struct{}](16)
+	k1 := "lock:invoice:42"
+	k2 := string([]byte(k1)) // another copy of the bytes
+	if a.Hash(k1) != a.Hash(k2) {
+		t.Fatal("Hash of equal keys differs")
+	}
+	if a.Hash(k1) == b.Hash(k1) {
+		t.Fatal("two Maps (two seeds) hash a key alike")
+	}
+	if a.Hash("") == a.Hash("\x00") {
+		t.Fatal(`Hash("") == Hash("\x00")`)
+	}
+	tags, shards := map[uint8]bool{}, map[int]bool{}
+	for i := range 4096 {
+		h := a.Hash("key:" + strconv.Itoa(i))
+		tags[tagOf(h)] = true
+		_, si := a.Shard(h)
+		shards[si] = true
+	}
+	if len(tags) < 120 || len(shards) < 16 {
+		t.Fatalf("4096 keys used %d of 128 tags and %d of 16 shards", len(tags), len(shards))
+	}
 }
 
 // TestCompactReturnsMemory: a shard that drains to a quarter of its

@@ -19,10 +19,10 @@ func Example() {
 	e := engine.New(engine.Options{})
 	defer e.Close()
 	fi := faultinject.New(inproc.New(e, inproc.Options{}), faultinject.Options{})
-	c := lockapi.New(fi)
+	c := lockapi.New(fi, lockapi.Options{})
 	ctx := context.Background()
 
-	l, _ := c.Obtain(ctx, "job", time.Minute)
+	l, _ := c.Obtain(ctx, "job", time.Minute, nil)
 	fi.Inject(faultinject.Release, faultinject.Fault{LostReply: true, Next: 1})
 	err := l.Release(ctx)
 	fmt.Println("first Release:", errors.Is(err, faultinject.ErrInjected))

@@ -17,8 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
+	"github.com/nxkv/nxkv/clock"
 	"github.com/nxkv/nxkv/lockapi"
 )
 
@@ -74,7 +73,8 @@ type Fault struct {
 
 // Options configures a Backend. The zero value selects every default.
 type Options struct {
-	// Clock times Latency faults; nil selects the real clock.
+	// Clock times Latency faults; nil selects the wrapped backend's clock
+	// when it has one (it implements lockapi.Clocker), else the real clock.
 	Clock clock.Clock
 	// Seed seeds the generator deciding Probability faults, for
 	// reproducible runs; 0 selects a fixed default seed.
@@ -89,7 +89,7 @@ type Options struct {
 // use.
 type Backend struct {
 	inner  lockapi.Backend
-	clock  clock.Clock
+	clock  clock.Clock // nil: the real clock
 	onCall func(Op, error)
 
 	mu    sync.Mutex
@@ -99,7 +99,10 @@ type Backend struct {
 	hits  [numOps]int    // guarded by mu
 }
 
-var _ lockapi.Backend = (*Backend)(nil)
+var (
+	_ lockapi.Backend = (*Backend)(nil)
+	_ lockapi.Clocker = (*Backend)(nil)
+)
 
 // New wraps b. It panics if b is nil. The result does not implement
 // lockapi.Watcher even when b does; use NewWatcher to keep watching.
@@ -109,7 +112,9 @@ func New(b lockapi.Backend, opts Options) *Backend {
 	}
 	f := &Backend{inner: b, clock: opts.Clock, onCall: opts.OnCall}
 	if f.clock == nil {
-		f.clock = clock.New()
+		if cl, ok := b.(lockapi.Clocker); ok {
+			f.clock = cl.Clock()
+		}
 	}
 	seed := opts.Seed
 	if seed == 0 {
@@ -118,6 +123,10 @@ func New(b lockapi.Backend, opts Options) *Backend {
 	f.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	return f
 }
+
+// Clock returns the clock that times Latency faults (nil: the real clock),
+// so that a lockapi.Client over the Backend waits on the same clock.
+func (b *Backend) Clock() clock.Clock { return b.clock }
 
 // WatchBackend is a fault-injecting Backend that passes Watch through to the
 // wrapped backend (watches themselves are not faulted).
@@ -199,7 +208,7 @@ func (b *Backend) before(ctx context.Context, f Fault, hit bool) (proceed bool, 
 		return true, nil
 	}
 	if f.Latency > 0 {
-		t := b.clock.Timer(f.Latency)
+		t := clock.NewTimer(b.clock, f.Latency)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -17,13 +17,13 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	c, _ := newClient(b, srv.Addr)
 	for _, v := range []struct {
 		name string
-		opts []goredis.Option
+		opts goredis.Options
 	}{
-		{"fencing", nil},
-		{"nofence", []goredis.Option{goredis.WithoutFencing()}},
+		{"fencing", goredis.Options{}},
+		{"nofence", goredis.Options{NoFencing: true}},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			be := goredis.New(c, v.opts...)
+			be := goredis.New(c, v.opts)
 			warm(be)
 			ctx := context.Background()
 			values := make([]string, 1024)
@@ -48,7 +48,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 func BenchmarkRefresh(b *testing.B) {
 	srv := redistest.Start(b)
 	c, _ := newClient(b, srv.Addr)
-	be := goredis.New(c)
+	be := goredis.New(c, goredis.Options{})
 	warm(be)
 	ctx := context.Background()
 	if _, ok, err := be.Acquire(ctx, "bench", "v", time.Minute); !ok || err != nil {

@@ -2,6 +2,7 @@ package goredis_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -64,8 +65,8 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("script over orders and orders:fence = %v, want CROSSSLOT", err)
 	}
 
-	b := goredis.New(cc)
-	for _, key := range []string{"orders", "{user:1}:lock", "lock:{user:1}", "a{", "{{a}", "}{a}"} {
+	b := goredis.New(cc, goredis.Options{})
+	for _, key := range []string{"orders", "{user:1}:lock", "lock:{user:1}", "a{", "{{a}", "}{a}", "job}x", "a}b", "x{}y", "{}{x}", "{", "}"} {
 		var last int64
 		for i := 0; i < 3; i++ {
 			fence, ok, err := b.Acquire(ctx, key, "v", time.Minute)
@@ -82,6 +83,37 @@ func TestCluster(t *testing.T) {
 			if ok, err := b.Release(ctx, key, "v"); !ok || err != nil {
 				t.Fatalf("Release(%q) = %v, %v", key, ok, err)
 			}
+		}
+	}
+}
+
+// TestClusterKeySlot asks the server (CLUSTER KEYSLOT) for the slots of
+// keys and their fencing counters: they must agree, and agree with the
+// package's own slot computation.
+func TestClusterKeySlot(t *testing.T) {
+	cc := startClusterNode(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "ab{}:x9"
+	keys := []string{"orders", "job}x", "{user:1}:lock", "", "123456789"}
+	for range 300 {
+		b := make([]byte, r.IntN(10))
+		for j := range b {
+			b[j] = alphabet[r.IntN(len(alphabet))]
+		}
+		keys = append(keys, string(b))
+	}
+	for _, key := range keys {
+		ks, err := cc.ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := cc.ClusterKeySlot(ctx, goredis.FenceKey(key)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ks != fs || int(ks) != goredis.Slot(key) {
+			t.Fatalf("KEYSLOT(%q) = %d, KEYSLOT(FenceKey) = %d, Slot = %d, want all equal", key, ks, fs, goredis.Slot(key))
 		}
 	}
 }
@@ -104,7 +136,7 @@ func TestSentinel(t *testing.T) {
 		DialerRetries: 100, // rides out the sentinel's start-up
 	})
 	t.Cleanup(func() { uc.Close() })
-	b := goredis.New(uc)
+	b := goredis.New(uc, goredis.Options{})
 	fence, ok, err := b.Acquire(ctx, "s", "v", time.Minute)
 	if !ok || err != nil || fence != 1 {
 		t.Fatalf("Acquire through Sentinel = %d, %v, %v, want 1, true, nil", fence, ok, err)

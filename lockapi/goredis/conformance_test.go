@@ -16,19 +16,19 @@ import (
 func TestConformance(t *testing.T) {
 	for _, v := range []struct {
 		name    string
-		opts    []goredis.Option
+		opts    goredis.Options
 		fencing bool
 	}{
-		{"scripts", []goredis.Option{goredis.WithNative(goredis.NativeOff)}, true},
-		{"auto", nil, true},
-		{"nofence", []goredis.Option{goredis.WithoutFencing()}, false},
+		{"scripts", goredis.Options{Native: goredis.NativeOff}, true},
+		{"auto", goredis.Options{}, true},
+		{"nofence", goredis.Options{NoFencing: true}, false},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			c, _ := newClient(t, srv.Addr)
 			locktest.Run(t, func(t *testing.T) locktest.Env {
 				return locktest.Env{
-					Backend: goredis.New(c, v.opts...),
+					Backend: goredis.New(c, v.opts),
 					Advance: func(d time.Duration) { advance(t, c, d) },
 					Fencing: v.fencing,
 				}

@@ -17,10 +17,10 @@ func Example() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
-	client := lockapi.New(goredis.New(rdb))
+	client := lockapi.New(goredis.New(rdb, goredis.Options{}), lockapi.Options{})
 
 	l, err := client.Obtain(ctx, "invoice:42", 30*time.Second,
-		lockapi.WithRetry(lockapi.LimitRetry(lockapi.ExponentialBackoff(10*time.Millisecond, 500*time.Millisecond), 20)))
+		&lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.ExponentialBackoff(10*time.Millisecond, 500*time.Millisecond), 20)})
 	if err != nil {
 		fmt.Println("not obtained:", err)
 		return

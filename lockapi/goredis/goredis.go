@@ -25,31 +25,30 @@
 //
 // # Fencing counter key and Cluster hash slots
 //
-// In a Cluster both keys a script touches must live in one hash slot, so the
-// counter key is derived from the lock key with Redis's hash-tag rule (the
-// slot of a key containing "{tag}", with a non-empty tag between the first
-// "{" and the first "}" after it, is the slot of tag alone):
-//
-//   - a key that already has a valid hash tag keeps it: counter key+":fence"
-//     ("{user:1}:lock" → "{user:1}:lock:fence");
-//   - any other key becomes the tag: counter "{"+key+"}:fence"
-//     ("orders" → "{orders}:fence"), which hashes exactly like key.
-//
-// A key with no valid tag that contains "}" cannot be wrapped in a tag that
-// hashes like it, and the empty key has no non-empty tag; both are rejected
-// with ErrInvalidKey before anything is sent, whatever the deployment, so
-// code that works against one node keeps working against a Cluster. The
-// mapping is not injective ("orders" and "{orders}" share "{orders}:fence"):
-// such keys share a counter, which keeps each key's tokens strictly
-// increasing, only with gaps. Counters live in the same keyspace as locks:
-// store nothing else under a counter's name, and avoid lock keys that are
-// themselves counter names (ending in ":fence"). WithoutFencing drops the
+// In a Cluster both keys a script touches must live in one hash slot, so
+// each lock key's counter is named, by FenceKey, inside the key's slot:
+// "nxkv:fence:{"+tag+"}"+key, where tag is the key's own hash tag when it
+// has one (the bytes between its first "{" and the first "}" after it, when
+// not empty) and otherwise a short tag chosen to hash to the key's own slot.
+// So every key works, including keys with "{" or "}" ("job}x"), the same way
+// on one node and on a Cluster, and distinct keys have distinct counters.
+// Counters live under "nxkv:", the prefix lockapi reserves: lockapi refuses
+// lock keys there, and nothing else should write there. NoFencing drops the
 // counter (SET NX PX only, fence 0).
+//
+// Redis offers nothing but a key to keep a counter in, so what resets a
+// key's counter, and may then repeat fencing tokens, is anything that loses
+// or deletes that key: a DEL (or FLUSHDB) of the counter, a restart without
+// persistence, or a failover to a replica that had not received the latest
+// INCR. A protected resource that must never accept a repeated token
+// should also check the token's lock is still held, or use the in-process
+// backend, whose counters no command can reset.
 //
 // # Time
 //
-// TTLs travel as PX milliseconds, rounded up, so the server never holds a
-// lock for less than the caller asked; PTTL reports whole milliseconds. The
+// TTLs must be in [lockapi.MinTTL, lockapi.MaxTTL]. They travel as PX
+// milliseconds, rounded up, so the server never holds a lock for less than
+// the caller asked; PTTL reports whole milliseconds. The
 // deadline is the server's clock plus the TTL, as in Redis.
 //
 // The tests run the lockapi conformance suite against a real redis-server
@@ -61,8 +60,8 @@
 // (network failures, a closed client, a cancelled ctx, server errors such as
 // WRONGTYPE) is returned as an *OpError wrapping the cause, so
 // errors.Is(err, context.DeadlineExceeded), errors.Is(err, redis.ErrClosed)
-// and errors.As(err, new(*net.OpError)) work. Invalid arguments return
-// ErrInvalidTTL or ErrInvalidKey and send nothing.
+// and errors.As(err, new(*net.OpError)) work. A TTL out of range returns
+// ErrInvalidTTL and sends nothing; every key is accepted.
 //
 // After an error the outcome is unknown: the command may have run on the
 // server and only its reply been lost. Release and Refresh are safe to
@@ -94,19 +93,14 @@ import (
 
 var _ lockapi.Backend = (*Backend)(nil)
 
-var (
-	// ErrInvalidTTL is returned for a TTL below one millisecond, the smallest
-	// PX Redis accepts. Nothing is sent.
-	ErrInvalidTTL = errors.New("goredis: invalid ttl: must be at least 1ms")
-	// ErrInvalidKey is returned by Acquire (with fencing) for a key whose
-	// fencing counter cannot share its hash slot: the empty key and keys
-	// with no valid hash tag that contain "}". Nothing is sent.
-	ErrInvalidKey = errors.New("goredis: invalid lock key: empty, or contains '}' without a valid {hash tag}")
-)
+// ErrInvalidTTL is returned for a TTL outside [lockapi.MinTTL,
+// lockapi.MaxTTL]; it wraps lockapi.ErrInvalidTTL. Nothing is sent.
+var ErrInvalidTTL = fmt.Errorf("goredis: %w", lockapi.ErrInvalidTTL)
 
 // OpError is a transport or server failure of one Backend call. The outcome
 // on the server is unknown (see the package doc). It unwraps to the go-redis
-// or context error.
+// or context error. Its message names the operation, not the key, which the
+// caller (lockapi's error) already names.
 type OpError struct {
 	Op  string // "acquire", "release", "refresh" or "pttl"
 	Key string
@@ -115,7 +109,7 @@ type OpError struct {
 
 // Error implements error.
 func (e *OpError) Error() string {
-	return fmt.Sprintf("goredis: %s %q: %v", e.Op, e.Key, e.Err)
+	return "goredis: " + e.Op + ": " + e.Err.Error()
 }
 
 // Unwrap returns the underlying error.
@@ -141,24 +135,23 @@ const (
 	NativeOn
 )
 
-// Option configures a Backend.
-type Option func(*Backend)
-
-// WithNative sets how native Redis 8.4 commands are used; the default is
-// NativeAuto.
-func WithNative(n Native) Option { return func(b *Backend) { b.native = n } }
-
-// WithoutFencing makes Acquire a script doing only SET key value NX PX ttl:
-// it returns fence 0, keeps no counter key and accepts any key.
-func WithoutFencing() Option { return func(b *Backend) { b.noFence = true } }
+// Options configures a Backend. The zero value selects every default.
+type Options struct {
+	// Native sets how native Redis 8.4 commands are used; the zero value is
+	// NativeAuto.
+	Native Native
+	// NoFencing makes Acquire a script doing only SET key value NX PX ttl:
+	// it returns fence 0 and keeps no counter key.
+	NoFencing bool
+}
 
 // Backend is a lockapi.Backend over a go-redis client. It is safe for
 // concurrent use. It does not own the client: closing the client is the
 // caller's job, and Backend has no Close.
 type Backend struct {
 	c       redis.UniversalClient
-	native  Native // set by options, read-only afterwards
-	noFence bool   // set by options, read-only afterwards
+	native  Native // set by New, read-only afterwards
+	noFence bool   // set by New, read-only afterwards
 
 	// mode is what Release and Refresh currently use (a mode); it only
 	// moves from modeUnknown to one of the others, or from modeNative to
@@ -175,13 +168,11 @@ const (
 	modeNative
 )
 
-// New returns a Backend over c. c may be a *redis.Client, a Sentinel
-// failover client or a *redis.ClusterClient. New does no I/O.
-func New(c redis.UniversalClient, opts ...Option) *Backend {
-	b := &Backend{c: c}
-	for _, o := range opts {
-		o(b)
-	}
+// New returns a Backend over c configured by opts. c may be a
+// *redis.Client, a Sentinel failover client or a *redis.ClusterClient. New
+// does no I/O.
+func New(c redis.UniversalClient, opts Options) *Backend {
+	b := &Backend{c: c, native: opts.Native, noFence: opts.NoFencing}
 	switch b.native {
 	case NativeOff:
 		b.mode.Store(modeScripts)
@@ -230,7 +221,7 @@ return -3`)
 // server never holds the lock for less time than the caller asked for (a
 // holder believing in a longer lease than the server's would be unsafe).
 func ttlMillis(ttl time.Duration) (int64, error) {
-	if ttl < time.Millisecond {
+	if ttl < lockapi.MinTTL || ttl > lockapi.MaxTTL {
 		return 0, ErrInvalidTTL
 	}
 	ms := int64(ttl / time.Millisecond)
@@ -240,36 +231,9 @@ func ttlMillis(ttl time.Duration) (int64, error) {
 	return ms, nil
 }
 
-// hashTag returns the hash tag of key as Redis Cluster computes it, and
-// whether key has one: the bytes between the first '{' and the first '}'
-// after it, when that is non-empty.
-func hashTag(key string) (string, bool) {
-	open := strings.IndexByte(key, '{')
-	if open < 0 {
-		return "", false
-	}
-	end := strings.IndexByte(key[open+1:], '}')
-	if end <= 0 { // no '}' after '{', or "{}"
-		return "", false
-	}
-	return key[open+1 : open+1+end], true
-}
-
-// FenceKey returns the name of key's fencing counter, in key's hash slot
-// (see the package doc), or ErrInvalidKey.
-func FenceKey(key string) (string, error) {
-	if _, ok := hashTag(key); ok {
-		return key + ":fence", nil
-	}
-	if key == "" || strings.IndexByte(key, '}') >= 0 {
-		return "", ErrInvalidKey
-	}
-	return "{" + key + "}:fence", nil
-}
-
-// Acquire stores value at key for ttl only if key is absent and returns the key's next fencing token (0 with
-// WithoutFencing). ok is false when another value holds key. Errors:
-// ErrInvalidTTL, ErrInvalidKey, or an *OpError.
+// Acquire stores value at key for ttl only if key is absent and returns the
+// key's next fencing token (0 with NoFencing). ok is false when another
+// value holds key. Errors: ErrInvalidTTL or an *OpError.
 func (b *Backend) Acquire(ctx context.Context, key, value string, ttl time.Duration) (fence int64, ok bool, err error) {
 	ms, err := ttlMillis(ttl)
 	if err != nil {
@@ -282,11 +246,7 @@ func (b *Backend) Acquire(ctx context.Context, key, value string, ttl time.Durat
 		}
 		return 0, n == 1, nil
 	}
-	fk, err := FenceKey(key)
-	if err != nil {
-		return 0, false, err
-	}
-	n, err := acquireScript.Run(ctx, b.c, []string{key, fk}, value, ms).Int64()
+	n, err := acquireScript.Run(ctx, b.c, []string{key, FenceKey(key)}, value, ms).Int64()
 	if err != nil {
 		return 0, false, &OpError{Op: "acquire", Key: key, Err: err}
 	}

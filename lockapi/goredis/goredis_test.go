@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/nxkv/nxkv/internal/redistest"
+	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/goredis"
 )
 
@@ -126,66 +127,91 @@ func TestAdvanceScript(t *testing.T) {
 	}
 }
 
+// TestFenceKey: every key, with or without braces, gets a counter named
+// FencePrefix + "{" + tag + "}" + key in the key's own slot, where tag is
+// the key's hash tag when it has one.
 func TestFenceKey(t *testing.T) {
 	tests := []struct {
-		key, want string
-		err       error
+		key, tag string // tag "" means: one chosen to match the key's slot
 	}{
-		{key: "orders", want: "{orders}:fence"},
-		{key: "{user:1}:lock", want: "{user:1}:lock:fence"},
-		{key: "lock:{user:1}", want: "lock:{user:1}:fence"},
-		{key: "{a}", want: "{a}:fence"},
-		{key: "a{b}c{d}", want: "a{b}c{d}:fence"},     // only the first tag counts
-		{key: "a{", want: "{a{}:fence"},               // no '}': whole key hashed
-		{key: "{{a}", want: "{{a}:fence"},             // tag "{a"
-		{key: "x{}y", err: goredis.ErrInvalidKey},     // "{}" is no tag and key has '}'
-		{key: "a}b", err: goredis.ErrInvalidKey},      // no tag, has '}'
-		{key: "}{a}", want: "}{a}:fence"},             // tag "a" after a stray '}'
-		{key: "", err: goredis.ErrInvalidKey},         // no non-empty tag possible
-		{key: "lock:ä", want: "{lock:ä}:fence"},       // bytes, not runes
-		{key: "{}{x}", err: goredis.ErrInvalidKey},    // first '{' opens "{}": no tag
-		{key: "a b", want: "{a b}:fence"},             // spaces are ordinary bytes
-		{key: "{x}}", want: "{x}}:fence"},             // tag "x"
-		{key: "tag{", want: "{tag{}:fence"},           // trailing '{'
-		{key: "{", want: "{{}:fence"},                 // lone '{'
-		{key: "{:fence}", want: "{:fence}:fence"},     // tag ":fence"
-		{key: "{ab}:fence", want: "{ab}:fence:fence"}, // a key that is a counter name
+		{key: "{user:1}:lock", tag: "user:1"},
+		{key: "lock:{user:1}", tag: "user:1"},
+		{key: "{a}", tag: "a"},
+		{key: "a{b}c{d}", tag: "b"}, // only the first tag counts
+		{key: "{{a}", tag: "{a"},    // tag "{a"
+		{key: "}{a}", tag: "a"},     // tag "a" after a stray '}'
+		{key: "{x}}", tag: "x"},     // tag "x"
+		{key: "{:fence}", tag: ":fence"},
+		{key: "orders"},
+		{key: "job}x"}, // no '{': the whole key is hashed
+		{key: "a{"},    // no '}' after '{'
+		{key: "x{}y"},  // "{}" is no tag
+		{key: "{}{x}"}, // the first '{' opens "{}": no tag
+		{key: "a}b"},
+		{key: "lock:ä"}, // bytes, not runes
+		{key: "a b"},
+		{key: "{"},
+		{key: ""},
 	}
 	for _, tt := range tests {
-		got, err := goredis.FenceKey(tt.key)
-		if !errors.Is(err, tt.err) || got != tt.want {
-			t.Errorf("FenceKey(%q) = %q, %v, want %q, %v", tt.key, got, err, tt.want, tt.err)
+		got := goredis.FenceKey(tt.key)
+		rest, ok := strings.CutPrefix(got, goredis.FencePrefix+"{")
+		end := strings.IndexByte(rest, '}')
+		if !ok || end < 0 || rest[end+1:] != tt.key {
+			t.Errorf("FenceKey(%q) = %q, want %q + {tag} + key", tt.key, got, goredis.FencePrefix)
 			continue
 		}
-		if err == nil && slot(got) != slot(tt.key) {
+		tag := rest[:end]
+		switch {
+		case tt.tag != "" && tag != tt.tag:
+			t.Errorf("FenceKey(%q) = %q, want the key's own tag %q", tt.key, got, tt.tag)
+		case tt.tag == "" && (len(tag) < 1 || len(tag) > 3):
+			t.Errorf("FenceKey(%q) = %q, want a chosen tag of 1 to 3 bytes", tt.key, got)
+		}
+		if slot(got) != slot(tt.key) {
 			t.Errorf("slot(FenceKey(%q)=%q) = %d, want slot(key) = %d", tt.key, got, slot(got), slot(tt.key))
 		}
 	}
 }
 
+// TestSlotTags: the table FenceKey draws tags from covers every slot, with
+// alphanumeric tags that hash to it; and the package's slot agrees with
+// this test's own.
+func TestSlotTags(t *testing.T) {
+	for s := range 16384 {
+		tag := goredis.SlotTag(s)
+		if tag == "" || strings.ContainsAny(tag, "{}") || slot(tag) != s {
+			t.Fatalf("SlotTag(%d) = %q (slot %d), want a tag of slot %d without braces", s, tag, slot(tag), s)
+		}
+	}
+	for _, key := range []string{"", "orders", "{user:1}:lock", "job}x", "123456789", "{}{x}", "ключ"} {
+		if got, want := goredis.Slot(key), slot(key); got != want {
+			t.Errorf("Slot(%q) = %d, want %d", key, got, want)
+		}
+	}
+}
+
 // TestFenceKeySameSlot checks random keys built from the characters that
-// matter to hash tags: every accepted key's counter shares its slot.
+// matter to hash tags: every key's counter shares its slot, and distinct
+// keys have distinct counters.
 func TestFenceKeySameSlot(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const alphabet = "ab{}:"
-	accepted := 0
+	seen := map[string]string{}
 	for i := 0; i < 20000; i++ {
-		b := make([]byte, 1+r.IntN(8))
+		b := make([]byte, r.IntN(9))
 		for j := range b {
 			b[j] = alphabet[r.IntN(len(alphabet))]
 		}
 		key := string(b)
-		fk, err := goredis.FenceKey(key)
-		if err != nil {
-			continue
-		}
-		accepted++
+		fk := goredis.FenceKey(key)
 		if slot(fk) != slot(key) {
 			t.Fatalf("slot(FenceKey(%q)=%q) = %d, want %d", key, fk, slot(fk), slot(key))
 		}
-	}
-	if accepted < 1000 {
-		t.Fatalf("only %d random keys accepted, want a meaningful sample", accepted)
+		if other, ok := seen[fk]; ok && other != key {
+			t.Fatalf("keys %q and %q share the counter %q", key, other, fk)
+		}
+		seen[fk] = key
 	}
 }
 
@@ -226,7 +252,7 @@ func TestCRC16(t *testing.T) {
 func TestFencingIncreasesAcrossReleaseAndExpiry(t *testing.T) {
 	srv := redistest.Start(t)
 	c, _ := newClient(t, srv.Addr)
-	b := goredis.New(c)
+	b := goredis.New(c, goredis.Options{})
 	ctx := context.Background()
 	var last int64
 	for i := 0; i < 6; i++ {
@@ -255,7 +281,7 @@ func TestFencingIncreasesAcrossReleaseAndExpiry(t *testing.T) {
 	if _, ok, err := b.Acquire(ctx, "other", "w", time.Second); ok || err != nil {
 		t.Fatalf("Acquire(other) while held = %v, %v, want false, nil", ok, err)
 	}
-	if n, _ := c.Get(ctx, "{other}:fence").Int64(); n != 1 {
+	if n, _ := c.Get(ctx, goredis.FenceKey("other")).Int64(); n != 1 {
 		t.Fatalf("counter after a refused Acquire = %d, want 1", n)
 	}
 }
@@ -263,9 +289,9 @@ func TestFencingIncreasesAcrossReleaseAndExpiry(t *testing.T) {
 func TestWithoutFencing(t *testing.T) {
 	srv := redistest.Start(t)
 	c, _ := newClient(t, srv.Addr)
-	b := goredis.New(c, goredis.WithoutFencing())
+	b := goredis.New(c, goredis.Options{NoFencing: true})
 	ctx := context.Background()
-	fence, ok, err := b.Acquire(ctx, "a}b", "v", time.Second) // any key is fine here
+	fence, ok, err := b.Acquire(ctx, "a}b", "v", time.Second)
 	if fence != 0 || !ok || err != nil {
 		t.Fatalf("Acquire = %d, %v, %v, want 0, true, nil", fence, ok, err)
 	}
@@ -280,7 +306,7 @@ func TestWithoutFencing(t *testing.T) {
 func TestHeldOperations(t *testing.T) {
 	srv := redistest.Start(t)
 	c, _ := newClient(t, srv.Addr)
-	b := goredis.New(c)
+	b := goredis.New(c, goredis.Options{})
 	ctx := context.Background()
 	if _, ok, err := b.Acquire(ctx, "k", "mine", 10*time.Second); !ok || err != nil {
 		t.Fatalf("Acquire = %v, %v", ok, err)
@@ -329,18 +355,15 @@ func TestHeldOperations(t *testing.T) {
 func TestInvalidArgumentsSendNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	c, rec := newClient(t, srv.Addr)
-	b := goredis.New(c)
+	b := goredis.New(c, goredis.Options{})
 	ctx := context.Background()
-	for _, ttl := range []time.Duration{0, -time.Second, 999 * time.Microsecond} {
-		if _, ok, err := b.Acquire(ctx, "k", "v", ttl); ok || !errors.Is(err, goredis.ErrInvalidTTL) {
+	for _, ttl := range []time.Duration{0, -time.Second, 999 * time.Microsecond, lockapi.MaxTTL + 1} {
+		if _, ok, err := b.Acquire(ctx, "k", "v", ttl); ok || !errors.Is(err, goredis.ErrInvalidTTL) || !errors.Is(err, lockapi.ErrInvalidTTL) {
 			t.Errorf("Acquire(ttl %v) = %v, %v, want ErrInvalidTTL", ttl, ok, err)
 		}
 		if ok, err := b.Refresh(ctx, "k", "v", ttl); ok || !errors.Is(err, goredis.ErrInvalidTTL) {
 			t.Errorf("Refresh(ttl %v) = %v, %v, want ErrInvalidTTL", ttl, ok, err)
 		}
-	}
-	if _, ok, err := b.Acquire(ctx, "a}b", "v", time.Second); ok || !errors.Is(err, goredis.ErrInvalidKey) {
-		t.Errorf("Acquire(a}b) = %v, %v, want ErrInvalidKey", ok, err)
 	}
 	if cmds := rec.take(); len(cmds) != 0 {
 		t.Errorf("commands sent for invalid arguments = %v, want none", cmds)
@@ -352,7 +375,7 @@ func TestInvalidArgumentsSendNothing(t *testing.T) {
 func TestOneRoundTripEach(t *testing.T) {
 	srv := redistest.Start(t)
 	c, rec := newClient(t, srv.Addr)
-	b := goredis.New(c, goredis.WithNative(goredis.NativeOff))
+	b := goredis.New(c, goredis.Options{Native: goredis.NativeOff})
 	ctx := context.Background()
 	warm(b)
 	rec.take()
@@ -380,7 +403,7 @@ func TestOneRoundTripEach(t *testing.T) {
 func TestNoScriptFallback(t *testing.T) {
 	srv := redistest.Start(t)
 	c, rec := newClient(t, srv.Addr)
-	b := goredis.New(c, goredis.WithNative(goredis.NativeOff))
+	b := goredis.New(c, goredis.Options{Native: goredis.NativeOff})
 	ctx := context.Background()
 	flush := func() {
 		if err := c.ScriptFlush(ctx).Err(); err != nil {
@@ -429,7 +452,7 @@ func TestNativeVersionDetection(t *testing.T) {
 		t.Skipf("this test expects a server older than 8.4 (Debian's 7.0.15); got %q", firstLine(v, "redis_version"))
 	}
 	t.Run("auto probes once and falls back to scripts", func(t *testing.T) {
-		b := goredis.New(c) // NativeAuto is the default
+		b := goredis.New(c, goredis.Options{}) // NativeAuto is the default
 		b.Acquire(ctx, "auto", "v", time.Second)
 		rec.take()
 		if ok, err := b.Refresh(ctx, "auto", "v", time.Second); !ok || err != nil {
@@ -446,7 +469,7 @@ func TestNativeVersionDetection(t *testing.T) {
 		}
 	})
 	t.Run("forced native is rejected and falls back", func(t *testing.T) {
-		b := goredis.New(c, goredis.WithNative(goredis.NativeOn))
+		b := goredis.New(c, goredis.Options{Native: goredis.NativeOn})
 		b.Acquire(ctx, "on", "v", time.Second)
 		rec.take()
 		if ok, err := b.Refresh(ctx, "on", "v", time.Minute); !ok || err != nil {
@@ -479,7 +502,7 @@ func TestTransportErrors(t *testing.T) {
 		srv := redistest.Start(t)
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true})
 		c.Close()
-		b := goredis.New(c, goredis.WithNative(goredis.NativeOff))
+		b := goredis.New(c, goredis.Options{Native: goredis.NativeOff})
 		_, ok, err := b.Acquire(ctx, "k", "v", time.Second)
 		checkOpError(t, "Acquire", ok, err, "acquire", redis.ErrClosed)
 		ok, err = b.Release(ctx, "k", "v")
@@ -492,7 +515,7 @@ func TestTransportErrors(t *testing.T) {
 	t.Run("dead server", func(t *testing.T) {
 		srv := redistest.Start(t)
 		c, _ := newClient(t, srv.Addr)
-		b := goredis.New(c, goredis.WithNative(goredis.NativeOff))
+		b := goredis.New(c, goredis.Options{Native: goredis.NativeOff})
 		if _, ok, err := b.Acquire(ctx, "k", "v", time.Second); !ok || err != nil {
 			t.Fatalf("Acquire before the kill = %v, %v", ok, err)
 		}
@@ -507,7 +530,7 @@ func TestTransportErrors(t *testing.T) {
 	t.Run("cancelled context", func(t *testing.T) {
 		srv := redistest.Start(t)
 		c, _ := newClient(t, srv.Addr)
-		b := goredis.New(c, goredis.WithNative(goredis.NativeOff))
+		b := goredis.New(c, goredis.Options{Native: goredis.NativeOff})
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		_, ok, err := b.Acquire(cctx, "k", "v", time.Second)
@@ -534,7 +557,7 @@ func checkOpError(t *testing.T, call string, ok bool, err error, op string, caus
 func TestLostReply(t *testing.T) {
 	srv := redistest.Start(t)
 	c, rec := newClient(t, srv.Addr)
-	b := goredis.New(c, goredis.WithNative(goredis.NativeOff))
+	b := goredis.New(c, goredis.Options{Native: goredis.NativeOff})
 	ctx := context.Background()
 	warm(b) // a lost NOSCRIPT reply would hide the EVAL fallback
 
@@ -602,7 +625,7 @@ func TestLostReply(t *testing.T) {
 func TestConcurrentMutualExclusion(t *testing.T) {
 	srv := redistest.Start(t)
 	c, _ := newClient(t, srv.Addr)
-	b := goredis.New(c)
+	b := goredis.New(c, goredis.Options{})
 	ctx := context.Background()
 	var inside, entries atomic.Int32
 	var lastFence atomic.Int64

@@ -90,7 +90,7 @@ func TestNativeCommandsWhenDetected(t *testing.T) {
 	c, _ := newClient(t, srv.Addr)
 	f := &fake84{raw: raw}
 	c.AddHook(f)
-	b := goredis.New(c) // NativeAuto
+	b := goredis.New(c, goredis.Options{}) // NativeAuto
 	ctx := context.Background()
 	if _, ok, err := b.Acquire(ctx, "n", "mine", time.Minute); !ok || err != nil {
 		t.Fatalf("Acquire = %v, %v", ok, err)

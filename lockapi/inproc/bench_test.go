@@ -45,17 +45,13 @@ func BenchmarkObtainRelease(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			e := engine.New(engine.Options{})
 			defer e.Close()
-			var opts []lockapi.ClientOption
-			if tc.fifo {
-				opts = append(opts, lockapi.WithFIFO())
-			}
-			c := lockapi.New(inproc.New(e, inproc.Options{NoFencing: !tc.fencing}), opts...)
+			c := lockapi.New(inproc.New(e, inproc.Options{NoFencing: !tc.fencing}), lockapi.Options{FIFO: tc.fifo})
 			ks := benchKeys(tc.keys)
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				l, err := c.Obtain(ctx, ks[i%len(ks)], time.Minute)
+				l, err := c.Obtain(ctx, ks[i%len(ks)], time.Minute, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -72,7 +68,7 @@ func BenchmarkObtainRelease(b *testing.B) {
 
 // BenchmarkEngineCycle is the raw engine cycle under ObtainRelease (SET NX
 // PX, then compare-and-delete, with a fixed token), to show what lockapi
-// and the fence counter add.
+// and fencing add.
 func BenchmarkEngineCycle(b *testing.B) {
 	e := engine.New(engine.Options{})
 	defer e.Close()
@@ -173,13 +169,9 @@ func BenchmarkHandoff(b *testing.B) {
 func benchHandoff(b *testing.B, waiters int, fifo bool) {
 	e := engine.New(engine.Options{})
 	defer e.Close()
-	var opts []lockapi.ClientOption
-	if fifo {
-		opts = append(opts, lockapi.WithFIFO())
-	}
-	c := lockapi.New(inproc.New(e, inproc.Options{}), opts...)
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{FIFO: fifo})
 	ctx := context.Background()
-	retry := lockapi.WithRetry(lockapi.LinearBackoff(time.Hour))
+	retry := &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)}
 	base := time.Now()
 	var releasedAt atomic.Int64 // ns since base at the start of the last Release; 0 before the first
 	var remaining, completed atomic.Int64

@@ -2,6 +2,7 @@ package inproc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,9 +25,9 @@ func Example() {
 	fmt.Println(ok, v, released)
 
 	// The lock client over the same engine.
-	c := lockapi.New(inproc.New(e, inproc.Options{}))
+	c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
 	ctx := context.Background()
-	first, err := c.Obtain(ctx, "nightly-job", time.Minute)
+	first, err := c.Obtain(ctx, "nightly-job", time.Minute, nil) // nil: default options, no retry
 	if err != nil {
 		fmt.Println("not obtained:", err)
 		return
@@ -38,11 +39,15 @@ func Example() {
 	// long it may wait.
 	second := make(chan *lockapi.Lock)
 	go func() {
-		retry := lockapi.LimitRetry(lockapi.ExponentialBackoff(10*time.Millisecond, time.Second), 20)
-		l, err := c.Obtain(ctx, "nightly-job", time.Minute, lockapi.WithRetry(retry))
+		defer close(second)
+		l, err := c.Obtain(ctx, "nightly-job", time.Minute, &lockapi.ObtainOptions{
+			Retry: lockapi.LimitRetry(lockapi.ExponentialBackoff(10*time.Millisecond, time.Second), 20)})
+		if errors.Is(err, lockapi.ErrNotObtained) {
+			fmt.Println("busy: held by another for the whole wait")
+			return
+		}
 		if err != nil {
-			fmt.Println("not obtained:", err)
-			close(second)
+			fmt.Println("not obtained:", err) // a backend failure, never 'busy'
 			return
 		}
 		second <- l
@@ -67,10 +72,10 @@ func Example() {
 func ExampleOptions_noFencing() {
 	e := engine.New(engine.Options{})
 	defer e.Close()
-	c := lockapi.New(inproc.New(e, inproc.Options{NoFencing: true}))
+	c := lockapi.New(inproc.New(e, inproc.Options{NoFencing: true}), lockapi.Options{})
 	ctx := context.Background()
 
-	l, err := c.Obtain(ctx, "session:7f3a", 30*time.Second)
+	l, err := c.Obtain(ctx, "session:7f3a", 30*time.Second, nil)
 	if err != nil {
 		fmt.Println("not obtained:", err)
 		return

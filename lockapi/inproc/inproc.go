@@ -13,87 +13,48 @@
 //
 // # Fencing tokens
 //
-// Each successful Acquire also increments a counter kept in the engine under
-// a reserved key, FencePrefix + key (DefaultFencePrefix unless
-// Options.FencePrefix says otherwise), and returns its new value as the
-// fencing token. The counter has no TTL, so it survives the lock's releases,
-// expiries and re-creations and the tokens of a key strictly increase. The
-// counters stay in the engine (one small key per distinct locked key), and
-// the Backend remembers each counter key's string (one map entry per
-// distinct key, sharing the string the engine holds) so that acquisitions
-// of a known key allocate nothing for it.
+// Each successful Acquire returns a fencing token from the engine itself
+// (engine.SetNXPXFenced): a counter incremented in the same critical section
+// as the SET NX PX, so tokens of a key strictly increase in acquisition
+// order across releases, expiries and re-creations, for the engine's
+// lifetime. The counter lives in the engine, not in a key: it costs no
+// memory per locked key, nothing stored can reset it, and any number of
+// Backends over one engine share it.
 //
-// The increment must be atomic with the acquisition: otherwise a holder
-// whose lock expired between its SET NX PX and its increment could receive a
-// larger token than the next holder, who acquired later. A striped mutex
-// inside the Backend (the stripe chosen by the key's hash) is held across
-// the SET NX PX and the increment, so the pair is atomic relative to every
-// other Acquire of the same key through this Backend. That is enough because
-// the counter moves only on acquisitions through the Backend: Release,
-// Refresh and PTTL never touch it, and Acquire refuses keys in the reserved
-// namespace. Whatever happens to the lock key between the two steps (an
-// expiry, a delete by other code), the next acquisition must take the same
-// stripe before its own SET NX PX, so its increment comes after ours: tokens
-// follow acquisition order. Failed acquisitions do not increment.
+// # Clock
 //
-// Share one Backend per engine (and per prefix): two Backends over the same
-// counters do not exclude each other, and other code must not write the
-// reserved keys.
+// Backend is a lockapi.Clocker: a lockapi.Client over it with no clock of
+// its own waits on the engine's clock, so a fake clock is injected once, into
+// the engine.
 package inproc
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"hash/maphash"
-	"strings"
-	"sync"
 	"time"
 
+	"github.com/nxkv/nxkv/clock"
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/lockapi"
 )
 
-// DefaultFencePrefix is the reserved key namespace of the fence counters.
-const DefaultFencePrefix = "nxkv:fence:"
-
-// ErrReservedKey is returned by Acquire for a key inside the fence
-// counters' namespace. Nothing is changed.
-var ErrReservedKey = errors.New("inproc: key is in the reserved fence namespace")
-
 // Options configures a Backend. The zero value selects every default.
 type Options struct {
-	// FencePrefix is the namespace of the fence counters; "" selects
-	// DefaultFencePrefix.
-	FencePrefix string
-	// NoFencing turns fencing off: Acquire is a single SET NX PX and
-	// returns fence 0, and no counter keys are created. Use it when nothing
-	// checks fences, in particular when locking an unbounded number of
-	// distinct keys (each would leave its counter behind).
+	// NoFencing turns fencing off: Acquire is a plain SET NX PX and returns
+	// fence 0.
 	NoFencing bool
 }
-
-const fenceStripes = 256
 
 // Backend is a lockapi.Backend and lockapi.Watcher over an engine. It is
 // safe for concurrent use. Its calls never block on I/O and ignore ctx.
 type Backend struct {
 	e       *engine.Engine
-	prefix  string
 	noFence bool
-	seed    maphash.Seed
-	stripes [fenceStripes]stripe // make a key's acquire and increment atomic
-}
-
-type stripe struct {
-	mu          sync.Mutex
-	counterKeys map[string]string // guarded by mu: key -> FencePrefix+key, so Acquire builds each once
-	_           [48]byte          // one cache line per stripe
 }
 
 var (
 	_ lockapi.Backend = (*Backend)(nil)
 	_ lockapi.Watcher = (*Backend)(nil)
+	_ lockapi.Clocker = (*Backend)(nil)
 )
 
 // New returns a Backend storing locks in e. The engine stays the caller's to
@@ -102,48 +63,21 @@ func New(e *engine.Engine, opts Options) *Backend {
 	if e == nil {
 		panic("inproc: New with a nil engine")
 	}
-	b := &Backend{e: e, prefix: opts.FencePrefix, noFence: opts.NoFencing, seed: maphash.MakeSeed()}
-	if b.prefix == "" {
-		b.prefix = DefaultFencePrefix
-	}
-	return b
+	return &Backend{e: e, noFence: opts.NoFencing}
 }
+
+// Clock returns the engine's clock (nil: the real clock).
+func (b *Backend) Clock() clock.Clock { return b.e.Clock() }
 
 // Acquire stores value under key with ttl if key is absent (SET NX PX) and
 // returns the key's next fencing token (0 with NoFencing). It returns
-// ErrReservedKey for a key in the fence namespace, engine.ErrInvalidTTL for a
-// ttl <= 0, and an error if the fence counter was corrupted by someone else
-// (the acquisition is then undone).
+// engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range.
 func (b *Backend) Acquire(_ context.Context, key, value string, ttl time.Duration) (int64, bool, error) {
 	if b.noFence {
 		ok, err := b.e.SetNXPX(key, value, ttl)
 		return 0, ok, err
 	}
-	if strings.HasPrefix(key, b.prefix) {
-		return 0, false, fmt.Errorf("%w: %q", ErrReservedKey, key)
-	}
-	s := &b.stripes[maphash.String(b.seed, key)%fenceStripes]
-	s.mu.Lock()
-	ok, err := b.e.SetNXPX(key, value, ttl)
-	if !ok || err != nil {
-		s.mu.Unlock()
-		return 0, false, err
-	}
-	ck, ok := s.counterKeys[key]
-	if !ok {
-		if s.counterKeys == nil {
-			s.counterKeys = make(map[string]string)
-		}
-		ck = b.prefix + key
-		s.counterKeys[key] = ck
-	}
-	fence, err := b.e.IncrBy(ck, 1)
-	s.mu.Unlock()
-	if err != nil {
-		b.e.CompareAndDelete(key, value)
-		return 0, false, fmt.Errorf("inproc: fence counter %q: %w", b.prefix+key, err)
-	}
-	return fence, true, nil
+	return b.e.SetNXPXFenced(key, value, ttl)
 }
 
 // Release deletes key if it holds value (compare-and-delete) and reports

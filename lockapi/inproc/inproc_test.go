@@ -2,73 +2,73 @@ package inproc_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"testing"
 	"time"
 
-	"github.com/nxkv/nxkv/engine"
+	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/inproc"
 )
 
-func TestReservedNamespace(t *testing.T) {
-	e, _ := newEngine(t)
-	ctx := context.Background()
-	for _, tc := range []struct {
-		prefix, reserved string
-	}{
-		{"", inproc.DefaultFencePrefix + "x"},
-		{"fences/", "fences/x"},
-	} {
-		b := inproc.New(e, inproc.Options{FencePrefix: tc.prefix})
-		if _, ok, err := b.Acquire(ctx, tc.reserved, "v", time.Minute); ok || !errors.Is(err, inproc.ErrReservedKey) {
-			t.Errorf("prefix %q: Acquire(%q) = %v, %v, want ErrReservedKey", tc.prefix, tc.reserved, ok, err)
-		}
-		if e.Exists(tc.reserved) {
-			t.Errorf("prefix %q: refused Acquire(%q) created the key", tc.prefix, tc.reserved)
-		}
-		f, ok, err := b.Acquire(ctx, "x", "v", time.Minute)
-		if !ok || err != nil || f != 1 {
-			t.Fatalf("prefix %q: Acquire(x) = %d, %v, %v, want 1, true, nil", tc.prefix, f, ok, err)
-		}
-		counter := tc.prefix + "x"
-		if tc.prefix == "" {
-			counter = inproc.DefaultFencePrefix + "x"
-		}
-		if v, ok := e.Get(counter); !ok || v != "1" {
-			t.Errorf("prefix %q: counter %q = %q, %v, want \"1\"", tc.prefix, counter, v, ok)
-		}
-		if ttl, ok := e.PTTL(counter); !ok || ttl != engine.NoExpiry {
-			t.Errorf("prefix %q: counter TTL = %v, %v, want none", tc.prefix, ttl, ok)
-		}
-		b.Release(ctx, "x", "v")
-	}
-}
-
-// TestCorruptCounter: if other code overwrote a fence counter, Acquire
-// fails with an error and undoes the acquisition instead of returning a
-// meaningless fence.
-func TestCorruptCounter(t *testing.T) {
+// TestFencingLeavesNoKeys: fencing stores nothing in the engine: after
+// locking and releasing many distinct keys the engine is empty, and every
+// key's fences grew.
+func TestFencingLeavesNoKeys(t *testing.T) {
 	e, _ := newEngine(t)
 	b := inproc.New(e, inproc.Options{})
-	e.Set(inproc.DefaultFencePrefix+"k", "not a number")
-	_, ok, err := b.Acquire(context.Background(), "k", "v", time.Minute)
-	if ok || !errors.Is(err, engine.ErrNotInteger) {
-		t.Fatalf("Acquire with a corrupt counter = %v, %v, want false, ErrNotInteger", ok, err)
+	ctx := context.Background()
+	last := map[string]int64{}
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 1000; i++ {
+			key := fmt.Sprint("job:", i)
+			f, ok, err := b.Acquire(ctx, key, "v", time.Minute)
+			if !ok || err != nil || f <= last[key] {
+				t.Fatalf("Acquire(%q) = %d, %v, %v, want ok with fence > %d", key, f, ok, err, last[key])
+			}
+			last[key] = f
+			b.Release(ctx, key, "v")
+		}
 	}
-	if e.Exists("k") {
-		t.Fatal("Acquire with a corrupt counter left the lock key behind")
+	if n := e.Len(); n != 0 {
+		t.Fatalf("engine holds %d keys after every lock was released, want 0 (no counter keys)", n)
 	}
 }
 
-func TestNoFencingCreatesNoCounters(t *testing.T) {
+// TestFencingSurvivesEverything: nothing user code does to keys resets a
+// key's fences, and two Backends over one engine share them.
+func TestFencingSurvivesEverything(t *testing.T) {
+	e, c := newEngine(t)
+	a, b := inproc.New(e, inproc.Options{}), inproc.New(e, inproc.Options{})
+	ctx := context.Background()
+	var last int64
+	acquire := func(be *inproc.Backend, how string) {
+		t.Helper()
+		f, ok, err := be.Acquire(ctx, "k", how, time.Second)
+		if !ok || err != nil || f <= last {
+			t.Fatalf("Acquire after %s = %d, %v, %v, want ok with fence > %d", how, f, ok, err, last)
+		}
+		last = f
+	}
+	acquire(a, "start")
+	e.Del("k")
+	acquire(b, "a delete, on another Backend")
+	c.Add(2 * time.Second)
+	e.Reap()
+	acquire(a, "an expiry")
+	e.Set("nxkv:fence:k", "1") // the old counter key means nothing now
+	e.Flush()
+	acquire(b, "a flush")
+	b.Release(ctx, "k", "a flush")
+	acquire(a, "a release")
+}
+
+// TestNoFencing: with NoFencing the fence is 0.
+func TestNoFencing(t *testing.T) {
 	e, _ := newEngine(t)
 	b := inproc.New(e, inproc.Options{NoFencing: true})
 	f, ok, err := b.Acquire(context.Background(), "k", "v", time.Minute)
 	if !ok || err != nil || f != 0 {
 		t.Fatalf("Acquire = %d, %v, %v, want 0, true, nil", f, ok, err)
-	}
-	if n := e.Len(); n != 1 {
-		t.Fatalf("engine holds %d keys, want 1 (no counter)", n)
 	}
 }
 
@@ -88,6 +88,49 @@ func TestPTTLOtherValue(t *testing.T) {
 	}
 	if _, ok, _ := b.PTTL(ctx, "missing", "mine"); ok {
 		t.Error("PTTL(missing key) = true, want false")
+	}
+}
+
+// TestClientTakesEngineClock: a Client over the Backend with no clock of
+// its own waits on the engine's: a waiter's retry window passes when the
+// engine's Mock moves, not in real time.
+func TestClientTakesEngineClock(t *testing.T) {
+	e, mock := newEngine(t)
+	b := inproc.New(e, inproc.Options{})
+	if b.Clock() != mock {
+		t.Fatalf("Backend.Clock() = %v, want the engine's Mock", b.Clock())
+	}
+	c := lockapi.New(b, lockapi.Options{})
+	if c.Clock() != mock {
+		t.Fatalf("Client.Clock() = %v, want the engine's Mock", c.Clock())
+	}
+	ctx := context.Background()
+	holder, err := c.Obtain(ctx, "k", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Minute), 1)})
+		res <- err
+	}()
+	for i := 0; ; i++ {
+		select {
+		case err := <-res:
+			if i == 0 {
+				t.Fatalf("Obtain gave up before the engine's clock moved: %v", err)
+			}
+			if err == nil {
+				t.Fatal("Obtain of a held key succeeded")
+			}
+			holder.Release(ctx)
+			return
+		case <-time.After(time.Millisecond):
+			if i > 10000 {
+				t.Fatal("the waiter's one-minute window never ended on the engine's clock")
+			}
+			mock.Add(time.Second)
+		}
 	}
 }
 

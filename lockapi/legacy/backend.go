@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/nxkv/nxkv/clock"
+	"github.com/nxkv/nxkv/lockapi"
 )
 
 // Backend adapts the legacy protocol to the lockapi.Backend interface, so
@@ -43,30 +45,14 @@ type Backend struct {
 	margin time.Duration // Options.ReleaseMargin; 0 means ttl/10 per lock
 
 	mu      sync.Mutex
-	held    map[string]*backendHold // guarded by mu: this Backend's acquisitions by key
-	sweepAt int                     // guarded by mu: len(held) at which Acquire drops dead entries
+	held    map[string]*Lock // guarded by mu: this Backend's acquisitions by key
+	sweepAt int              // guarded by mu: len(held) at which Acquire drops dead entries
 }
 
-// backendHold is one acquisition made by a Backend.
-type backendHold struct {
-	value string // the Client's value; never stored at the server
-
-	// mu guards the fields below and is held across Release's and
-	// Refresh's KV calls, so they never interleave on one acquisition.
-	mu       sync.Mutex
-	margin   time.Duration
-	live     bool
-	deadline time.Time // on the Backend's clock (monotonic with the real one)
-	// sweepHint is deadline in Unix nanoseconds, written with mu held and
-	// read without it by sweeps, which need no precision.
-	sweepHint atomic.Int64
-}
-
-// setDeadlineLocked sets h's deadline.
-func (h *backendHold) setDeadlineLocked(d time.Time) {
-	h.deadline = d
-	h.sweepHint.Store(d.UnixNano())
-}
+var (
+	_ lockapi.Backend = (*Backend)(nil)
+	_ lockapi.Clocker = (*Backend)(nil)
+)
 
 // minSweep is the table size below which Acquire never sweeps.
 const minSweep = 64
@@ -87,8 +73,12 @@ func NewBackend(kv KV, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{l: l, margin: margin, held: make(map[string]*backendHold), sweepAt: minSweep}, nil
+	return &Backend{l: l, margin: margin, held: make(map[string]*Lock), sweepAt: minSweep}, nil
 }
+
+// Clock returns the Backend's clock (nil: the real clock), so that a
+// lockapi.Client over it waits and measures leases on the same clock.
+func (b *Backend) Clock() clock.Clock { return b.l.clock }
 
 // marginFor returns the release margin of a lock with the given TTL, or an
 // error wrapping ErrInvalidOptions when the lock could never be released.
@@ -116,18 +106,18 @@ func (b *Backend) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	if err != nil {
 		return 0, false, err
 	}
-	_, at, err := b.l.acquire(ctx, key, b.l.unit.ceil(ttl)+1)
+	stamp, at, err := b.l.acquire(ctx, key, b.l.unit.ceil(ttl)+1)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, ErrNotObtained) {
 			return 0, false, nil
 		}
 		return 0, false, err
 	}
-	h := &backendHold{value: value, margin: margin, live: true}
-	h.setDeadlineLocked(at.Add(ttl)) // h is not shared yet
+	lk := b.l.newLock(key, stamp, at, ttl, margin)
+	lk.token = value
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.held[key] = h
+	b.held[key] = lk
 	if len(b.held) >= b.sweepAt {
 		b.sweepLocked(at.UnixNano())
 	}
@@ -137,46 +127,40 @@ func (b *Backend) Acquire(ctx context.Context, key, value string, ttl time.Durat
 // sweepLocked drops the entries whose deadline passed before now, so that
 // locks never released do not accumulate.
 func (b *Backend) sweepLocked(now int64) {
-	for k, h := range b.held {
-		if h.sweepHint.Load() < now {
+	for k, lk := range b.held {
+		if lk.sweepHint.Load() < now {
 			delete(b.held, k)
 		}
 	}
 	b.sweepAt = max(2*len(b.held), minSweep)
 }
 
-// hold returns this Backend's acquisition of key with value, locked, or nil.
-func (b *Backend) hold(key, value string) *backendHold {
+// hold returns this Backend's acquisition of key with value, locked, and
+// the clock read just before locking it (see Lock.lockNow); or nil.
+func (b *Backend) hold(key, value string) (*Lock, time.Time) {
 	b.mu.Lock()
-	h := b.held[key]
+	lk := b.held[key]
 	b.mu.Unlock()
-	if h == nil || h.value != value {
-		return nil
+	if lk == nil || lk.token != value {
+		return nil, time.Time{}
 	}
-	h.mu.Lock()
-	if !h.live {
-		h.mu.Unlock()
-		return nil
+	now := lk.lockNow()
+	if !lk.held {
+		lk.mu.Unlock()
+		return nil, time.Time{}
 	}
-	return h
+	return lk, now
 }
 
-// usableLocked reports whether more than the margin remains at now, and
-// retires h otherwise.
-func (b *Backend) usableLocked(key string, h *backendHold, now time.Time) bool {
-	if h.deadline.Sub(now) <= h.margin {
-		b.retireLocked(key, h)
-		return false
+// forgetLocked drops lk from the table once it is no longer held; lk.mu is
+// held.
+func (b *Backend) forgetLocked(lk *Lock) {
+	if lk.held {
+		return
 	}
-	return true
-}
-
-// retireLocked marks h dead and drops it from the table; h.mu is held.
-func (b *Backend) retireLocked(key string, h *backendHold) {
-	h.live = false
 	b.mu.Lock()
-	if b.held[key] == h {
-		delete(b.held, key)
+	if b.held[lk.key] == lk {
+		delete(b.held, lk.key)
 	}
 	b.mu.Unlock()
 }
@@ -190,20 +174,14 @@ func (b *Backend) Release(ctx context.Context, key, value string) (ok bool, err 
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	h := b.hold(key, value)
-	if h == nil {
+	lk, now := b.hold(key, value)
+	if lk == nil {
 		return false, nil
 	}
-	defer h.mu.Unlock()
-	if !b.usableLocked(key, h, b.l.clock.Now()) {
-		return false, nil
-	}
-	deleted, err := b.l.kv.Del(ctx, key)
-	if err != nil {
-		return false, fmt.Errorf("legacy: del %q: %w", key, err)
-	}
-	b.retireLocked(key, h)
-	return deleted, nil
+	defer lk.mu.Unlock()
+	defer b.forgetLocked(lk)
+	_, deleted, err := lk.releaseLocked(ctx, now)
+	return deleted, err
 }
 
 // Refresh stores a new time ttl ahead (GETSET) if this Backend acquired key
@@ -219,21 +197,14 @@ func (b *Backend) Refresh(ctx context.Context, key, value string, ttl time.Durat
 	if err != nil {
 		return false, err
 	}
-	h := b.hold(key, value)
-	if h == nil {
+	lk, now := b.hold(key, value)
+	if lk == nil {
 		return false, nil
 	}
-	defer h.mu.Unlock()
-	now := b.l.clock.Now()
-	if !b.usableLocked(key, h, now) {
-		return false, nil
-	}
-	if _, _, err := b.l.kv.GetSet(ctx, key, b.l.stampAt(now, b.l.unit.ceil(ttl)+1)); err != nil {
-		return false, fmt.Errorf("legacy: getset %q: %w", key, err)
-	}
-	h.margin = margin
-	h.setDeadlineLocked(now.Add(ttl))
-	return true, nil
+	defer lk.mu.Unlock()
+	defer b.forgetLocked(lk)
+	usable, err := lk.refreshLocked(ctx, now, ttl, margin)
+	return usable && err == nil, err
 }
 
 // PTTL returns the time left until the deadline of this Backend's
@@ -241,14 +212,14 @@ func (b *Backend) Refresh(ctx context.Context, key, value string, ttl time.Durat
 // than the release margin remains. It does no I/O: the protocol keeps no TTL
 // at the server.
 func (b *Backend) PTTL(ctx context.Context, key, value string) (ttl time.Duration, ok bool, err error) {
-	h := b.hold(key, value)
-	if h == nil {
+	lk, now := b.hold(key, value)
+	if lk == nil {
 		return 0, false, nil
 	}
-	defer h.mu.Unlock()
-	now := b.l.clock.Now()
-	if !b.usableLocked(key, h, now) {
+	defer lk.mu.Unlock()
+	defer b.forgetLocked(lk)
+	if !lk.usableLocked(now) {
 		return 0, false, nil
 	}
-	return h.deadline.Sub(now), true, nil
+	return lk.deadline.Sub(now), true, nil
 }

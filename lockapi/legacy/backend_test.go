@@ -117,10 +117,10 @@ func TestBackendWithClient(t *testing.T) {
 	if set, _ := kv.SetNX(ctx, "lock.foo", "1795338031"); !set { // epoch + 30 + 1
 		t.Fatal("SetNX failed")
 	}
-	c := lockapi.New(b, lockapi.WithClock(clk))
+	c := lockapi.New(b, lockapi.Options{Clock: clk})
 	done := make(chan error, 1)
 	go func() {
-		l, err := c.Obtain(ctx, "lock.foo", 10*time.Second, lockapi.WithRetry(lockapi.LinearBackoff(500*time.Millisecond)))
+		l, err := c.Obtain(ctx, "lock.foo", 10*time.Second, &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(500 * time.Millisecond)})
 		if err == nil {
 			err = l.Release(ctx)
 		}
@@ -155,11 +155,11 @@ func BenchmarkBackendClientObtainRelease(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := lockapi.New(be)
+	c := lockapi.New(be, lockapi.Options{})
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		l, err := c.Obtain(ctx, "lock.foo", 10*time.Second)
+		l, err := c.Obtain(ctx, "lock.foo", 10*time.Second, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -191,10 +191,10 @@ func contendBackend(t *testing.T, workers, rounds int, wrap func(legacy.KV) lega
 	defer cancel()
 	var wg sync.WaitGroup
 	for range workers {
-		c := lockapi.New(b, lockapi.WithClock(clk))
+		c := lockapi.New(b, lockapi.Options{Clock: clk})
 		wg.Go(func() {
 			for round := range rounds {
-				l, err := c.Obtain(ctx, "k", 10*time.Second, lockapi.WithRetry(lockapi.LinearBackoff(time.Millisecond)))
+				l, err := c.Obtain(ctx, "k", 10*time.Second, &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Millisecond)})
 				if err != nil {
 					errc <- err
 					return

@@ -2,7 +2,11 @@ package legacy
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"github.com/nxkv/nxkv/engine"
 )
@@ -57,5 +61,26 @@ func BenchmarkObtainRelease(b *testing.B) {
 		if err := lk.Release(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLockerTakesEngineClock: a Locker over Engine with no clock of its own
+// stamps times from the engine's clock.
+func TestLockerTakesEngineClock(t *testing.T) {
+	mock := clock.NewMock()
+	at := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	mock.Set(at)
+	e := engine.New(engine.Options{Clock: mock})
+	defer e.Close()
+	l, err := New(Engine(e), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := l.TryObtain(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.FormatInt(at.Unix()+11, 10); lk.Value() != want {
+		t.Fatalf("stored %q, want %q (the engine's time + 10s + 1)", lk.Value(), want)
 	}
 }

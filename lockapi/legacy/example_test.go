@@ -65,10 +65,10 @@ func ExampleNewBackend() {
 		fmt.Println(err)
 		return
 	}
-	c := lockapi.New(b, lockapi.WithClock(clk))
+	c := lockapi.New(b, lockapi.Options{}) // takes the Backend's clock
 	ctx := context.Background()
 
-	l, err := c.Obtain(ctx, "lock.foo", 30*time.Second)
+	l, err := c.Obtain(ctx, "lock.foo", 30*time.Second, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/benbjohnson/clock"
+	"github.com/nxkv/nxkv/clock"
+	"github.com/nxkv/nxkv/lockapi"
 )
 
 // KV is the storage the lock runs over: the four Redis string commands the
@@ -73,8 +75,11 @@ const maxRounds = 3
 // real clock.
 type Options struct {
 	// Clock is the time source for timestamps, deadlines and retry delays;
-	// nil selects the real clock. Every client sharing a key must have a
-	// synchronized clock (see the package doc).
+	// nil selects the KV's clock when it has one (it implements
+	// lockapi.Clocker, as Engine does), else the real clock (wall-clock
+	// timestamps, monotonic deadlines). Every client sharing a key must have a synchronized clock
+	// (see the package doc). A *clock.Mock of github.com/benbjohnson/clock
+	// satisfies clock.Clock.
 	Clock clock.Clock
 	// Unit is the resolution of stored timestamps; the zero value is
 	// Seconds, what legacy applications write.
@@ -98,7 +103,7 @@ type Options struct {
 // use and holds no resources: there is nothing to close. Create it with New.
 type Locker struct {
 	kv         KV
-	clock      clock.Clock
+	clock      clock.Clock // nil: the real clock
 	unit       Unit
 	timeout    time.Duration
 	stampAdd   int64 // timeout in units, rounded up, + 1
@@ -129,7 +134,12 @@ func New(kv KV, opts Options) (*Locker, error) {
 		margin:     opts.ReleaseMargin,
 	}
 	if l.clock == nil {
-		l.clock = clock.New()
+		if cl, ok := kv.(lockapi.Clocker); ok {
+			l.clock = cl.Clock()
+		}
+	}
+	if clock.IsReal(l.clock) {
+		l.clock = nil
 	}
 	if l.timeout == 0 {
 		l.timeout = DefaultTimeout
@@ -149,6 +159,16 @@ func New(kv KV, opts Options) (*Locker, error) {
 
 // Timeout returns the lock timeout in effect.
 func (l *Locker) Timeout() time.Duration { return l.timeout }
+
+// now reads the clock: time.Now for the real clock, whose wall reading
+// makes the timestamps other applications compare and whose monotonic
+// reading keeps deadlines immune to wall-clock steps.
+func (l *Locker) now() time.Time {
+	if l.clock == nil {
+		return time.Now()
+	}
+	return l.clock.Now()
+}
 
 // stamp returns the value to store for a lock taken at now:
 // now + timeout + 1, in whole units.
@@ -175,12 +195,6 @@ func (l *Locker) expired(v string, now time.Time) (bool, error) {
 // ErrMalformed if the key held a malformed value at the last attempt); KV
 // errors end it at once, wrapped.
 func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
-	var timer *clock.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
 	for {
 		lk, err := l.TryObtain(ctx, key)
 		if err == nil || !errors.Is(err, ErrNotObtained) {
@@ -192,13 +206,12 @@ func (l *Locker) Obtain(ctx context.Context, key string) (*Lock, error) {
 			}
 			return nil, fmt.Errorf("%w: %w", err, cerr)
 		}
-		if timer == nil {
-			timer = l.clock.Timer(l.retryDelay)
-		} else {
-			timer.Reset(l.retryDelay)
-		}
+		// A fresh timer per wait: an injected clock's timers are never
+		// reset (see package clock).
+		timer := clock.NewTimer(l.clock, l.retryDelay)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return nil, fmt.Errorf("%w: %w", err, ctx.Err())
 		case <-timer.C:
 		}
@@ -222,7 +235,7 @@ func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{l: l, key: key, value: value, deadline: now.Add(l.timeout), held: true}, nil
+	return l.newLock(key, value, now, l.timeout, l.margin), nil
 }
 
 // acquire runs one attempt of the protocol, storing times add units ahead
@@ -230,7 +243,7 @@ func (l *Locker) TryObtain(ctx context.Context, key string) (*Lock, error) {
 // reading that value was computed from.
 func (l *Locker) acquire(ctx context.Context, key string, add int64) (value string, at time.Time, err error) {
 	for range maxRounds {
-		now := l.clock.Now()
+		now := l.now()
 		value := l.stampAt(now, add)
 		set, err := l.kv.SetNX(ctx, key, value)
 		if err != nil {
@@ -248,7 +261,7 @@ func (l *Locker) acquire(ctx context.Context, key string, add int64) (value stri
 		}
 		// Read the clock again, right before the write it decides: a stale
 		// reading would store a stale time (see the package doc).
-		now = l.clock.Now()
+		now = l.now()
 		exp, err := l.expired(cur, now)
 		if err != nil {
 			return "", time.Time{}, fmt.Errorf("%w: %q: %w", ErrNotObtained, key, err)
@@ -297,16 +310,50 @@ func (l *Locker) kvError(ctx context.Context, op, key string, err error) error {
 // concurrent use; Release and Refresh are serialized, so a Refresh never
 // re-creates a key that a concurrent Release deleted. The zero value is not
 // usable: Locks come from Obtain and TryObtain.
+//
+// The clock is never read with mu held (an injected clock may block on its
+// own mutex): lockNow reads it, then takes mu only if it is free at once,
+// so the reading is never older than the wait for mu.
 type Lock struct {
-	l   *Locker
-	key string
+	l      *Locker
+	key    string
+	token  string // the lockapi.Client's value, for a Backend's lock; never stored
+	margin time.Duration
 
 	// mu guards the fields below and is held across Release's and
 	// Refresh's KV calls.
 	mu       sync.Mutex
 	value    string    // the timestamp this acquisition last wrote
-	deadline time.Time // acquisition (or refresh) time + timeout, on l.clock
+	deadline time.Time // acquisition (or refresh) time + timeout, on l's clock
 	held     bool      // false once released or found expired
+	// sweepHint is deadline in Unix nanoseconds, written with mu held and
+	// read without it by a Backend's sweeps, which need no precision.
+	sweepHint atomic.Int64
+}
+
+// newLock returns a held Lock of key acquired at now with value, for ttl.
+func (l *Locker) newLock(key, value string, now time.Time, ttl, margin time.Duration) *Lock {
+	lk := &Lock{l: l, key: key, value: value, margin: margin, held: true}
+	lk.setDeadlineLocked(now.Add(ttl)) // lk is not shared yet
+	return lk
+}
+
+func (lk *Lock) setDeadlineLocked(d time.Time) {
+	lk.deadline = d
+	lk.sweepHint.Store(d.UnixNano())
+}
+
+// lockNow reads the clock and locks mu right after, without waiting between
+// the two: if mu is held, it waits for it to be free and reads again.
+func (lk *Lock) lockNow() time.Time {
+	for {
+		now := lk.l.now()
+		if lk.mu.TryLock() {
+			return now
+		}
+		lk.mu.Lock()
+		lk.mu.Unlock()
+	}
 }
 
 // Key returns the lock's key.
@@ -334,21 +381,54 @@ func (lk *Lock) Deadline() time.Time {
 // lock was released. It is computed locally: the protocol keeps no TTL at
 // the server.
 func (lk *Lock) TTL() time.Duration {
-	lk.mu.Lock()
+	now := lk.lockNow()
 	defer lk.mu.Unlock()
 	if !lk.held {
 		return 0
 	}
-	return max(lk.l.clock.Until(lk.deadline), 0)
+	return max(lk.deadline.Sub(now), 0)
 }
 
 // usableLocked reports whether more than the release margin remains at now,
 // and marks the lock not held otherwise.
 func (lk *Lock) usableLocked(now time.Time) bool {
-	if lk.held && lk.deadline.Sub(now) <= lk.l.margin {
+	if lk.held && lk.deadline.Sub(now) <= lk.margin {
 		lk.held = false
 	}
 	return lk.held
+}
+
+// releaseLocked is Release's work, shared with Backend.Release: unless the
+// lock is no longer usable at now (usable false, nothing written), DEL the
+// key. After a KV error the lock stays releasable.
+func (lk *Lock) releaseLocked(ctx context.Context, now time.Time) (usable, deleted bool, err error) {
+	if !lk.usableLocked(now) {
+		return false, false, nil
+	}
+	deleted, err = lk.l.kv.Del(ctx, lk.key)
+	if err != nil {
+		return true, false, fmt.Errorf("legacy: del %q: %w", lk.key, err)
+	}
+	lk.held = false
+	return true, deleted, nil
+}
+
+// refreshLocked is Refresh's work, shared with Backend.Refresh: unless the
+// lock is no longer usable at now (usable false, nothing written), GETSET a
+// time ttl ahead of now and move the deadline, with margin as the new
+// release margin. After a KV error the deadline stays the old one, the safe
+// assumption whether or not the write happened.
+func (lk *Lock) refreshLocked(ctx context.Context, now time.Time, ttl, margin time.Duration) (usable bool, err error) {
+	if !lk.usableLocked(now) {
+		return false, nil
+	}
+	value := lk.l.stampAt(now, lk.l.unit.ceil(ttl)+1)
+	if _, _, err := lk.l.kv.GetSet(ctx, lk.key, value); err != nil {
+		return true, fmt.Errorf("legacy: getset %q: %w", lk.key, err)
+	}
+	lk.value, lk.margin = value, margin
+	lk.setDeadlineLocked(now.Add(ttl))
+	return true, nil
 }
 
 // Release deletes the lock key if more than Options.ReleaseMargin of this
@@ -363,17 +443,15 @@ func (lk *Lock) Release(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("legacy: release %q: %w", lk.key, err)
 	}
-	lk.mu.Lock()
+	now := lk.lockNow()
 	defer lk.mu.Unlock()
-	if !lk.usableLocked(lk.l.clock.Now()) {
+	usable, deleted, err := lk.releaseLocked(ctx, now)
+	switch {
+	case err != nil:
+		return err
+	case !usable:
 		return fmt.Errorf("%w: %q", ErrNotHeld, lk.key)
-	}
-	deleted, err := lk.l.kv.Del(ctx, lk.key)
-	if err != nil {
-		return fmt.Errorf("legacy: del %q: %w", lk.key, err)
-	}
-	lk.held = false
-	if !deleted {
+	case !deleted:
 		return fmt.Errorf("%w: %q was already deleted", ErrNotHeld, lk.key)
 	}
 	return nil
@@ -392,17 +470,14 @@ func (lk *Lock) Refresh(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("legacy: refresh %q: %w", lk.key, err)
 	}
-	lk.mu.Lock()
+	now := lk.lockNow()
 	defer lk.mu.Unlock()
-	now := lk.l.clock.Now()
-	if !lk.usableLocked(now) {
+	usable, err := lk.refreshLocked(ctx, now, lk.l.timeout, lk.margin)
+	switch {
+	case err != nil:
+		return err
+	case !usable:
 		return fmt.Errorf("%w: %q", ErrNotHeld, lk.key)
 	}
-	value := lk.l.stamp(now)
-	if _, _, err := lk.l.kv.GetSet(ctx, lk.key, value); err != nil {
-		return fmt.Errorf("legacy: getset %q: %w", lk.key, err)
-	}
-	lk.value = value
-	lk.deadline = now.Add(lk.l.timeout)
 	return nil
 }

@@ -31,7 +31,7 @@ func testInstantWake(t *testing.T, s *suite) {
 		t.Skip("backend does not report changes")
 	}
 	wc := &watchingCounter{Backend: s.env.Backend, w: s.env.Backend.(lockapi.Watcher), acquires: make(chan struct{}, 64)}
-	c := lockapi.New(wc, lockapi.WithClock(s.env.Clock))
+	c := lockapi.New(wc, lockapi.Options{Clock: s.env.Clock})
 	awaitAcquires := func(n int) {
 		t.Helper()
 		for i := 0; i < n; i++ {
@@ -43,12 +43,12 @@ func testInstantWake(t *testing.T, s *suite) {
 		}
 	}
 	for _, how := range []string{"release", "expiry"} {
-		holder := s.obtain(c, s.key(), ttl)
+		holder := s.obtain(c, s.key(), ttl, nil)
 		awaitAcquires(1)
 		res := make(chan error, 1)
 		var got *lockapi.Lock
 		go func() {
-			l, err := c.Obtain(context.Background(), s.key(), ttl, lockapi.WithRetry(lockapi.LinearBackoff(time.Hour)))
+			l, err := c.Obtain(context.Background(), s.key(), ttl, &lockapi.ObtainOptions{Retry: lockapi.LinearBackoff(time.Hour)})
 			got = l
 			res <- err
 		}()

@@ -8,7 +8,13 @@
 // lock that expired or was taken (without touching the new holder), fencing
 // tokens strictly increasing per key (when Env.Fencing), ctx cancellation,
 // the lost-lock signal, waiters woken by a release or an expiry without
-// polling (when Env.Instant), TTL reporting, metadata and bad input.
+// polling (when Env.Instant), TTL reporting and metadata. It also checks
+// lockapi's two contracts over the backend: the input contract (every TTL in
+// [MinTTL, MaxTTL] and every non-empty key outside ReservedPrefix works,
+// including keys with '{' and '}'; anything else is refused before any
+// backend call) and the error contract (ErrNotObtained only when the key is
+// held; a backend failure, injected with lockapi/faultinject, is reported as
+// itself and never as ErrNotObtained, ErrNotHeld or a loss).
 //
 // The suite's own tests plant flaws in a reference backend (an
 // unconditional delete, an overwriting acquire, restarting fences, no
@@ -23,20 +29,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benbjohnson/clock"
+	bbclock "github.com/benbjohnson/clock"
 
+	"github.com/nxkv/nxkv/clock"
 	"github.com/nxkv/nxkv/lockapi"
 )
+
+// FakeClock is a clock the suite can advance: a *clock.Mock of
+// github.com/benbjohnson/clock is one. The suite calls only Now, After and
+// Add.
+type FakeClock interface {
+	clock.Clock
+	// Add moves the clock forward by d, firing what is due.
+	Add(d time.Duration)
+}
 
 // Env is one backend under test, built fresh for every case.
 type Env struct {
 	// Backend is the backend under test.
 	Backend lockapi.Backend
 	// Clock is the client's clock, which the suite advances to drive retry
-	// delays and waiting windows; nil makes the suite use its own Mock. It
-	// may be the backend's clock too (the in-process backend): the suite
-	// only advances it by small steps, far below its TTLs.
-	Clock *clock.Mock
+	// delays and waiting windows; nil makes the suite use its own fake
+	// clock. It may be the backend's clock too (the in-process backend): the
+	// suite only advances it by small steps, far below its TTLs.
+	Clock FakeClock
 	// Advance moves the backend's time forward by d. When it returns, keys
 	// whose deadline passed must be gone, and, when Instant, their watchers
 	// notified (in-process: the engine's Mock.Add then Reap; Redis: shift
@@ -44,6 +60,11 @@ type Env struct {
 	Advance func(d time.Duration)
 	// Fencing says the backend returns fencing tokens from Acquire.
 	Fencing bool
+	// MinTTL, when above lockapi.MinTTL, is the shortest TTL the backend
+	// can hold at all (Redlock: just above its drift allowance); shorter
+	// TTLs must be refused with an error matching lockapi.ErrInvalidTTL.
+	// 0 means lockapi.MinTTL.
+	MinTTL time.Duration
 	// Instant says the backend implements lockapi.Watcher and reports
 	// every change of a key, so waiters wake and loss is signalled at once.
 	Instant bool
@@ -60,8 +81,9 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 				t.Fatal("locktest: Env.Backend and Env.Advance are required")
 			}
 			if env.Clock == nil {
-				env.Clock = clock.NewMock()
-				env.Clock.Set(Epoch)
+				m := bbclock.NewMock()
+				m.Set(Epoch)
+				env.Clock = m
 			}
 			if _, ok := env.Backend.(lockapi.Watcher); env.Instant && !ok {
 				t.Fatal("locktest: Env.Instant set but the Backend does not implement lockapi.Watcher")

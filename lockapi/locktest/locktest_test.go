@@ -59,6 +59,8 @@ func TestPlanted(t *testing.T) {
 		{"fence-restarts", []string{"FencingOrder", "BackendContract"}},
 		{"no-expiry", []string{"ExpiryFrees", "StealAfterExpiry", "LostSignal"}},
 		{"no-notify", []string{"LostSignal", "InstantWake"}},
+		{"refuses-braces", []string{"KeysAccepted"}},
+		{"refuses-long-ttl", []string{"TTLRangeAccepted"}},
 	} {
 		t.Run(tc.flaw, func(t *testing.T) {
 			t.Parallel()

@@ -2,6 +2,8 @@ package locktest_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,9 +52,21 @@ func (m *memBackend) notifyLocked(key string) {
 	delete(m.watches, key)
 }
 
+// errFlaw is what the input flaws return for input they refuse.
+var errFlaw = errors.New("memBackend: refused by a planted flaw")
+
+// refusesLocked reports whether a planted input flaw refuses key or ttl.
+func (m *memBackend) refusesLocked(key string, ttl time.Duration) bool {
+	return m.flaw == "refuses-braces" && strings.Contains(key, "}") ||
+		m.flaw == "refuses-long-ttl" && ttl > 24*time.Hour
+}
+
 func (m *memBackend) Acquire(_ context.Context, key, value string, ttl time.Duration) (int64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.refusesLocked(key, ttl) {
+		return 0, false, errFlaw
+	}
 	if _, ok := m.liveLocked(key); ok && m.flaw != "acquire-overwrites" {
 		return 0, false, nil
 	}
@@ -80,6 +94,9 @@ func (m *memBackend) Release(_ context.Context, key, value string) (bool, error)
 func (m *memBackend) Refresh(_ context.Context, key, value string, ttl time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.refusesLocked(key, ttl) {
+		return false, errFlaw
+	}
 	e, ok := m.liveLocked(key)
 	if !ok || (e.value != value && m.flaw != "refresh-unconditional") {
 		return false, nil

@@ -24,7 +24,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			b.Cleanup(func() { e.Close() })
 			nodes = append(nodes, inproc.New(e, inproc.Options{}))
 		}
-		rl, err := redlock.New(nodes)
+		rl, err := redlock.New(nodes, redlock.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	})
 	b.Run("nodes=3,redis", func(b *testing.B) {
 		cl := startCluster(b, 3)
-		benchCycle(b, cl.redlock(b))
+		benchCycle(b, cl.redlock(b, redlock.Options{}))
 	})
 }
 

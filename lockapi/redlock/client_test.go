@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nxkv/nxkv/lockapi"
+	"github.com/nxkv/nxkv/lockapi/redlock"
 )
 
 // TestClientWatchdog runs lockapi's watchdog over a Redlock of three nodes:
@@ -16,10 +17,10 @@ import (
 // Lock's Lost channel closes.
 func TestClientWatchdog(t *testing.T) {
 	w := newWorld(t, 3)
-	c := w.client()
-	lc := lockapi.New(c.rl, lockapi.WithClock(c.clock))
+	c := w.client(redlock.Options{})
+	lc := lockapi.New(c.rl, lockapi.Options{Clock: c.clock})
 	ctx := context.Background()
-	l, err := lc.Obtain(ctx, key, ttl, lockapi.WithAutoRefresh(lockapi.AutoRefresh{Interval: 3 * time.Second}))
+	l, err := lc.Obtain(ctx, key, ttl, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{Interval: 3 * time.Second}})
 	if err != nil {
 		t.Fatalf("Obtain = %v", err)
 	}

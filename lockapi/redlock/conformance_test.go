@@ -24,12 +24,13 @@ func TestConformance(t *testing.T) {
 			nodes[i] = newFakeNode(t)
 			backends[i] = nodes[i]
 		}
-		rl, err := redlock.New(backends, redlock.WithClock(rlClock), redlock.WithRetry(1, 0, 0))
+		rl, err := redlock.New(backends, redlock.Options{Clock: rlClock, Tries: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return locktest.Env{
 			Backend: rl,
+			MinTTL:  3 * time.Millisecond, // above the default drift allowance, 2ms + 1%
 			Advance: func(d time.Duration) {
 				for _, n := range nodes {
 					n.clock.Add(d)

@@ -24,20 +24,20 @@ func Example() {
 		defer e.Close()
 		nodes = append(nodes, inproc.New(e, inproc.Options{}))
 	}
-	rl, err := redlock.New(nodes)
+	rl, err := redlock.New(nodes, redlock.Options{})
 	if err != nil {
 		panic(err)
 	}
-	client := lockapi.New(rl)
+	client := lockapi.New(rl, lockapi.Options{})
 
-	l, err := client.Obtain(ctx, "nightly-report", 10*time.Second)
+	l, err := client.Obtain(ctx, "nightly-report", 10*time.Second, nil)
 	if err != nil {
 		panic(err)
 	}
 	_, hasFence := l.Fence()
 	fmt.Println("obtained; fencing token available:", hasFence)
 
-	_, err = client.Obtain(ctx, "nightly-report", 10*time.Second)
+	_, err = client.Obtain(ctx, "nightly-report", 10*time.Second, nil)
 	fmt.Println("second Obtain:", errors.Is(err, lockapi.ErrNotObtained))
 
 	fmt.Println("release:", l.Release(ctx))
@@ -63,11 +63,11 @@ func Example_noQuorum() {
 		}
 		nodes = append(nodes, fi)
 	}
-	rl, err := redlock.New(nodes, redlock.WithNames("eu-1", "eu-2", "us-1"), redlock.WithRetry(1, 0, 0))
+	rl, err := redlock.New(nodes, redlock.Options{Names: []string{"eu-1", "eu-2", "us-1"}, Tries: 1})
 	if err != nil {
 		panic(err)
 	}
-	_, err = lockapi.New(rl).Obtain(ctx, "nightly-report", 10*time.Second)
+	_, err = lockapi.New(rl, lockapi.Options{}).Obtain(ctx, "nightly-report", 10*time.Second, nil)
 	var rerr *redlock.Error
 	if errors.As(err, &rerr) {
 		fmt.Println(errors.Is(err, redlock.ErrNoQuorum), rerr.FailedNodes())

@@ -54,17 +54,17 @@ func startCluster(t testing.TB, n int) *cluster {
 		cnt := &counter{}
 		c.AddHook(cnt)
 		cl.srvs = append(cl.srvs, srv)
-		cl.backends = append(cl.backends, goredis.New(c, goredis.WithNative(goredis.NativeOff)))
+		cl.backends = append(cl.backends, goredis.New(c, goredis.Options{Native: goredis.NativeOff}))
 		cl.counters = append(cl.counters, cnt)
 		cl.names = append(cl.names, srv.Addr)
 	}
 	return cl
 }
 
-func (cl *cluster) redlock(t testing.TB, opts ...redlock.Option) *redlock.Redlock {
+func (cl *cluster) redlock(t testing.TB, opts redlock.Options) *redlock.Redlock {
 	t.Helper()
-	all := append([]redlock.Option{redlock.WithNames(cl.names...), redlock.WithNodeTimeout(200 * time.Millisecond)}, opts...)
-	rl, err := redlock.New(cl.backends, all...)
+	opts.Names, opts.NodeTimeout = cl.names, 200*time.Millisecond
+	rl, err := redlock.New(cl.backends, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +82,8 @@ func TestRealServersKill(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("%d nodes", n), func(t *testing.T) {
 			cl := startCluster(t, n)
-			rl := cl.redlock(t, redlock.WithRetry(3, time.Millisecond, 5*time.Millisecond))
-			client := lockapi.New(rl)
+			rl := cl.redlock(t, redlock.Options{Tries: 3, TryDelayMin: time.Millisecond, TryDelayMax: 5 * time.Millisecond})
+			client := lockapi.New(rl, lockapi.Options{})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 
@@ -91,7 +91,7 @@ func TestRealServersKill(t *testing.T) {
 				m        = newExclusion()
 				wg       sync.WaitGroup
 				stop     = make(chan struct{})
-				retry    = lockapi.WithRetry(lockapi.LimitRetry(lockapi.LinearBackoff(time.Millisecond), 5000))
+				retry    = &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Millisecond), 5000)}
 				progress = m.progress
 			)
 			for w := 0; w < 4; w++ {
@@ -157,7 +157,7 @@ func TestRealServersKill(t *testing.T) {
 				cl.srvs[i].Kill()
 				dead = append(dead, cl.names[i])
 			}
-			_, err := client.Obtain(context.Background(), "shared", 2*time.Second)
+			_, err := client.Obtain(context.Background(), "shared", 2*time.Second, nil)
 			var rerr *redlock.Error
 			if !errors.As(err, &rerr) || !errors.Is(err, redlock.ErrNoQuorum) {
 				t.Fatalf("Obtain with %d of %d servers dead = %v, want an *redlock.Error wrapping ErrNoQuorum", len(dead), n, err)
@@ -236,7 +236,7 @@ func TestExclusionCatchesOverlap(t *testing.T) {
 // are cached.
 func TestRealServersOneRound(t *testing.T) {
 	cl := startCluster(t, 3)
-	rl := cl.redlock(t)
+	rl := cl.redlock(t, redlock.Options{})
 	ctx := context.Background()
 	// Warm the script caches.
 	rl.Acquire(ctx, "warm", "v", time.Second)

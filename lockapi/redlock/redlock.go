@@ -18,12 +18,12 @@
 //     and the validity ttl - elapsed - drift is still positive. Otherwise
 //     it releases the value on every node (also those that timed out, whose
 //     write may have landed late) and retries after a random delay, a
-//     bounded number of times (WithRetry). When a majority of nodes answered
+//     bounded number of times (Options.Tries). When a majority of nodes answered
 //     that someone else holds the key it stops at once with ok false,
 //     leaving the waiting to the Client's retry strategy.
 //   - Refresh extends the value on every node; it succeeds only when a
 //     majority did so before the current validity ran out, and a new
-//     validity ttl - elapsed - drift remains. WithMaxExtensions caps the
+//     validity ttl - elapsed - drift remains. Options.MaxExtensions caps the
 //     number of extensions of one acquisition.
 //   - Release deletes the value on every node; ok reports that a majority
 //     still held it and the validity had not run out.
@@ -34,17 +34,17 @@
 //
 // Validity is the page's ttl - elapsed - drift, where elapsed is measured on
 // the Redlock's clock from just before the round was sent, and the drift
-// allowance (ttl*0.01 + 2ms by default, WithDrift) covers node clocks that
+// allowance (ttl*0.01 + 2ms by default, Options.DriftFactor and DriftMin) covers node clocks that
 // run faster than ours. The lock is safe to use until start + ttl - drift:
 // PTTL (and so lockapi's Lock.TTL) reports no more than that, and Refresh
 // and Release report ok false once it has passed, even though the nodes keep
 // the key for up to drift longer.
 //
-// A lockapi.Client measures its own lease, ttl from before it sent the
-// Acquire or Refresh, in exactly one place: when its watchdog's refreshes
-// keep failing with errors, it declares the lock lost at the end of that
-// lease, which is up to drift later than the Redlock validity. Code that
-// must stop exactly at the validity should ask Lock.TTL, which asks PTTL.
+// A lockapi.Client with a watchdog measures its own lease, ttl from before
+// it sent the Acquire or Refresh, and declares the lock lost when it ends;
+// that is up to drift later than the Redlock validity. Code that must stop
+// exactly at the validity should ask Lock.TTL, which asks PTTL. The Client
+// measures on the Redlock's clock (Redlock is a lockapi.Clocker).
 //
 // # No fencing tokens
 //
@@ -79,7 +79,7 @@
 // the allowance), or a node restarting empty at once, lets two clients each
 // hold a majority. A lock acquired on a bare majority is the most exposed:
 // losing any one of those nodes lets another client form a majority with the
-// rest (redsync issue 186), and the first holder learns of it only at its
+// rest, and the first holder learns of it only at its
 // next Refresh or TTL. And, without fencing, nothing protects a resource
 // from a holder paused past its validity after Acquire returned.
 package redlock
@@ -95,12 +95,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
+	"github.com/nxkv/nxkv/clock"
 	"github.com/nxkv/nxkv/lockapi"
 )
 
-var _ lockapi.Backend = (*Redlock)(nil)
+var (
+	_ lockapi.Backend = (*Redlock)(nil)
+	_ lockapi.Clocker = (*Redlock)(nil)
+)
 
 var (
 	// ErrNoQuorum is wrapped by an *Error when node failures (errors or
@@ -113,19 +115,22 @@ var (
 	// everywhere.
 	ErrValidityExpired = errors.New("redlock: validity expired before a quorum answered")
 	// ErrExtensionLimit is returned by Refresh once an acquisition was
-	// extended WithMaxExtensions times. Nothing is sent.
+	// extended Options.MaxExtensions times. Nothing is sent.
 	ErrExtensionLimit = errors.New("redlock: extension limit reached")
-	// ErrInvalidTTL is returned for a ttl <= 0; it wraps
-	// lockapi.ErrInvalidTTL. Nothing is sent.
+	// ErrInvalidTTL is wrapped by the error for a ttl outside
+	// [lockapi.MinTTL, lockapi.MaxTTL], or not above the drift allowance
+	// (with the defaults, a ttl of about 2ms or less), which would leave a
+	// lock no validity at all; it wraps lockapi.ErrInvalidTTL. Nothing is
+	// sent.
 	ErrInvalidTTL = fmt.Errorf("redlock: %w", lockapi.ErrInvalidTTL)
 	// ErrInvalidConfig is returned by New for no nodes, a nil node, or an
-	// option out of range.
+	// Options field out of range.
 	ErrInvalidConfig = errors.New("redlock: invalid configuration")
 )
 
 // NodeError is the failure of one node in a round.
 type NodeError struct {
-	Node string // the node's name (WithNames), by default "node<i>"
+	Node string // the node's name (Options.Names), by default "node<i>"
 	Err  error
 }
 
@@ -148,10 +153,11 @@ type Error struct {
 	Nodes   []NodeError // the nodes that failed, in node order
 }
 
-// Error implements error.
+// Error implements error. The message names the operation and the reason,
+// not the key, which the caller (lockapi's error) already names.
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v: %s %q: %d granted, quorum %d", e.Reason, e.Op, e.Key, e.Granted, e.Quorum)
+	fmt.Fprintf(&b, "redlock: %s: %s (%d granted, quorum %d)", e.Op, strings.TrimPrefix(e.Reason.Error(), "redlock: "), e.Granted, e.Quorum)
 	for i := range e.Nodes {
 		if i == 0 {
 			b.WriteString(": ")
@@ -182,39 +188,35 @@ func (e *Error) FailedNodes() []string {
 	return names
 }
 
-// Option configures a Redlock.
-type Option func(*Redlock)
-
-// WithClock sets the clock used to measure elapsed time and validity, to
-// bound node calls and to wait between retries; the default is the real
-// clock.
-func WithClock(c clock.Clock) Option { return func(r *Redlock) { r.clock = c } }
-
-// WithNodeTimeout bounds each node call. It should be well below the TTLs in
-// use (the page suggests 5-50 ms for a 10 s TTL): a slow node then only costs
-// its vote. The default, 0, is ttl/10 capped at 500ms per call.
-func WithNodeTimeout(d time.Duration) Option { return func(r *Redlock) { r.nodeTimeout = d } }
-
-// WithDrift sets the clock drift allowance to ttl*factor + min (default
-// 0.01 and 2ms). factor must be in [0, 0.5) and min >= 0.
-func WithDrift(factor float64, min time.Duration) Option {
-	return func(r *Redlock) { r.driftFactor, r.driftMin = factor, min }
+// Options configures a Redlock. The zero value selects every default.
+type Options struct {
+	// Clock measures elapsed time and validity, bounds node calls and times
+	// the waits between tries; nil selects the real clock. A
+	// lockapi.Client over the Redlock uses it too (Redlock is a
+	// lockapi.Clocker).
+	Clock clock.Clock
+	// NodeTimeout bounds each node call. It should be well below the TTLs
+	// in use (the Redis page suggests 5-50 ms for a 10 s TTL): a slow node
+	// then only costs its vote. 0 selects ttl/10 capped at 500ms per call.
+	NodeTimeout time.Duration
+	// DriftFactor and DriftMin set the clock drift allowance to
+	// ttl*DriftFactor + DriftMin. 0 selects 0.01 and 2ms; DriftFactor must
+	// be in [0, 0.5) and DriftMin not negative.
+	DriftFactor float64
+	DriftMin    time.Duration
+	// Tries bounds the rounds one Acquire makes; 0 selects 3.
+	Tries int
+	// TryDelayMin and TryDelayMax bound the uniformly random wait between
+	// rounds, so that clients that split the votes desynchronise. Both 0
+	// select 10ms and 50ms; a TryDelayMax of 0 alone selects TryDelayMin.
+	TryDelayMin, TryDelayMax time.Duration
+	// MaxExtensions caps the successful Refresh calls per acquisition; 0
+	// means no cap.
+	MaxExtensions int
+	// Names names the nodes in errors, in order; nil selects "node0",
+	// "node1", ...
+	Names []string
 }
-
-// WithRetry makes Acquire try at most tries times in all (default 3),
-// waiting a uniformly random delay in [minDelay, maxDelay] (default 10ms to
-// 50ms) between tries, so that clients that split the votes desynchronise.
-func WithRetry(tries int, minDelay, maxDelay time.Duration) Option {
-	return func(r *Redlock) { r.tries, r.retryMin, r.retryMax = tries, minDelay, maxDelay }
-}
-
-// WithMaxExtensions caps the successful Refresh calls per acquisition;
-// 0 (the default) means no cap.
-func WithMaxExtensions(n int) Option { return func(r *Redlock) { r.maxExtensions = n } }
-
-// WithNames names the nodes in errors, in order; by default they are
-// "node0", "node1", ...
-func WithNames(names ...string) Option { return func(r *Redlock) { r.names = names } }
 
 // Redlock is a lock over a majority of independent Backends; see the
 // package doc. It is safe for concurrent use. It does not own the Backends
@@ -223,7 +225,8 @@ type Redlock struct {
 	nodes         []lockapi.Backend
 	names         []string
 	quorum        int
-	clock         clock.Clock
+	clock         clock.Clock // nil: the real clock
+	time          *clock.Time // reads clock
 	nodeTimeout   time.Duration
 	driftFactor   float64
 	driftMin      time.Duration
@@ -241,39 +244,57 @@ type heldKey struct{ key, value string }
 
 // holding is what this Redlock knows of one acquisition it made.
 type holding struct {
-	validUntil time.Time // on r.clock; the lock is safe to use before it
+	validUntil time.Time // on r.time; the lock is safe to use before it
 	extensions int
 }
 
-// New returns a Redlock over nodes. Errors: ErrInvalidConfig.
-func New(nodes []lockapi.Backend, opts ...Option) (*Redlock, error) {
+// New returns a Redlock over nodes configured by opts. Errors:
+// ErrInvalidConfig.
+func New(nodes []lockapi.Backend, opts Options) (*Redlock, error) {
 	r := &Redlock{
-		nodes:       slices.Clone(nodes),
-		clock:       clock.New(),
-		driftFactor: 0.01,
-		driftMin:    2 * time.Millisecond,
-		tries:       3,
-		retryMin:    10 * time.Millisecond,
-		retryMax:    50 * time.Millisecond,
-		held:        make(map[heldKey]*holding),
-		pruneAt:     64,
+		nodes:         slices.Clone(nodes),
+		names:         slices.Clone(opts.Names),
+		clock:         opts.Clock,
+		nodeTimeout:   opts.NodeTimeout,
+		driftFactor:   opts.DriftFactor,
+		driftMin:      opts.DriftMin,
+		tries:         opts.Tries,
+		retryMin:      opts.TryDelayMin,
+		retryMax:      opts.TryDelayMax,
+		maxExtensions: opts.MaxExtensions,
+		held:          make(map[heldKey]*holding),
+		pruneAt:       64,
 	}
-	for _, o := range opts {
-		o(r)
+	if clock.IsReal(r.clock) {
+		r.clock = nil
+	}
+	r.time = clock.NewTime(r.clock)
+	if r.driftFactor == 0 {
+		r.driftFactor = 0.01
+	}
+	if r.driftMin == 0 {
+		r.driftMin = 2 * time.Millisecond
+	}
+	if r.tries == 0 {
+		r.tries = 3
+	}
+	switch {
+	case r.retryMin == 0 && r.retryMax == 0:
+		r.retryMin, r.retryMax = 10*time.Millisecond, 50*time.Millisecond
+	case r.retryMax == 0:
+		r.retryMax = r.retryMin
 	}
 	switch {
 	case len(nodes) == 0:
 		return nil, fmt.Errorf("%w: no nodes", ErrInvalidConfig)
 	case slices.Contains(r.nodes, nil):
 		return nil, fmt.Errorf("%w: nil node", ErrInvalidConfig)
-	case r.clock == nil:
-		return nil, fmt.Errorf("%w: nil clock", ErrInvalidConfig)
 	case r.nodeTimeout < 0:
 		return nil, fmt.Errorf("%w: negative node timeout", ErrInvalidConfig)
 	case !(r.driftFactor >= 0 && r.driftFactor < 0.5) || r.driftMin < 0:
 		return nil, fmt.Errorf("%w: drift factor must be in [0, 0.5) and min >= 0", ErrInvalidConfig)
 	case r.tries < 1 || r.retryMin < 0 || r.retryMax < r.retryMin:
-		return nil, fmt.Errorf("%w: need tries >= 1 and 0 <= minDelay <= maxDelay", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: need Tries >= 0 and 0 <= TryDelayMin <= TryDelayMax", ErrInvalidConfig)
 	case r.maxExtensions < 0:
 		return nil, fmt.Errorf("%w: negative extension cap", ErrInvalidConfig)
 	case r.names != nil && len(r.names) != len(nodes):
@@ -289,8 +310,24 @@ func New(nodes []lockapi.Backend, opts ...Option) (*Redlock, error) {
 	return r, nil
 }
 
+// Clock returns the Redlock's clock (nil: the real clock), so that a
+// lockapi.Client over it measures leases on the same clock.
+func (r *Redlock) Clock() clock.Clock { return r.clock }
+
 // Quorum returns the number of nodes a call needs: N/2 + 1.
 func (r *Redlock) Quorum() int { return r.quorum }
+
+// checkTTL returns an error wrapping ErrInvalidTTL for a ttl out of range
+// or with no validity left after the drift allowance.
+func (r *Redlock) checkTTL(ttl time.Duration) error {
+	switch {
+	case ttl < lockapi.MinTTL || ttl > lockapi.MaxTTL:
+		return fmt.Errorf("%w: %v outside [%v, %v]", ErrInvalidTTL, ttl, lockapi.MinTTL, lockapi.MaxTTL)
+	case ttl <= r.drift(ttl):
+		return fmt.Errorf("%w: %v is not above the drift allowance %v", ErrInvalidTTL, ttl, r.drift(ttl))
+	}
+	return nil
+}
 
 // drift returns the clock drift allowance for ttl.
 func (r *Redlock) drift(ttl time.Duration) time.Duration {
@@ -319,7 +356,7 @@ type reply struct {
 // validity.
 func (r *Redlock) round(ctx context.Context, timeout time.Duration, fn func(ctx context.Context, b lockapi.Backend) reply) []reply {
 	replies := make([]reply, len(r.nodes))
-	rctx, cancel := r.clock.WithTimeout(ctx, timeout)
+	rctx, cancel := clock.WithTimeout(ctx, r.clock, timeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := 1; i < len(r.nodes); i++ {
@@ -372,24 +409,24 @@ func (r *Redlock) releaseAll(ctx context.Context, key, value string, timeout tim
 // somewhere, it was released on all nodes. value must be unique to this
 // acquisition (lockapi.Client's tokens are).
 func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Duration) (fence int64, ok bool, err error) {
-	if ttl <= 0 {
-		return 0, false, ErrInvalidTTL
+	if err := r.checkTTL(ttl); err != nil {
+		return 0, false, err
 	}
 	drift := r.drift(ttl)
 	timeout := r.timeout(ttl)
 	for try := 1; ; try++ {
 		if err := ctx.Err(); err != nil {
-			return 0, false, fmt.Errorf("redlock: acquire %q: %w", key, err)
+			return 0, false, fmt.Errorf("redlock: acquire: %w", err)
 		}
-		start := r.clock.Now()
+		start := r.time.Now()
 		replies := r.round(ctx, timeout, func(ctx context.Context, b lockapi.Backend) reply {
 			_, ok, err := b.Acquire(ctx, key, value, ttl)
 			return reply{ok: ok, err: err}
 		})
-		validity := ttl - r.clock.Since(start) - drift
+		validity := ttl - r.time.Now().Sub(start) - drift
 		granted, refused, failure := r.tally("acquire", key, replies)
 		if granted >= r.quorum && validity > 0 {
-			r.remember(key, value, start.Add(ttl-drift))
+			r.remember(key, value, start.Add(ttl-drift), r.time.Now())
 			return 0, true, nil
 		}
 		if granted > 0 || failure != nil {
@@ -419,9 +456,9 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 		}
 		if err := r.wait(ctx); err != nil {
 			if last != nil {
-				return 0, false, fmt.Errorf("redlock: acquire %q: %w", key, errors.Join(err, last))
+				return 0, false, fmt.Errorf("redlock: acquire: %w: %w", err, last)
 			}
-			return 0, false, fmt.Errorf("redlock: acquire %q: %w", key, err)
+			return 0, false, fmt.Errorf("redlock: acquire: %w", err)
 		}
 	}
 }
@@ -432,7 +469,7 @@ func (r *Redlock) wait(ctx context.Context) error {
 	if r.retryMax > r.retryMin {
 		d += rand.N(r.retryMax - r.retryMin + 1)
 	}
-	t := r.clock.Timer(d)
+	t := clock.NewTimer(r.clock, d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -442,19 +479,19 @@ func (r *Redlock) wait(ctx context.Context) error {
 	}
 }
 
-// remember records a successful acquisition, pruning expired records when
-// the map has doubled since the last sweep.
-func (r *Redlock) remember(key, value string, validUntil time.Time) {
+// remember records a successful acquisition, pruning the records expired
+// at now (read before locking: the clock is never read under r.mu) when the
+// map has doubled since the last sweep.
+func (r *Redlock) remember(key, value string, validUntil, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.held[heldKey{key, value}] = &holding{validUntil: validUntil}
 	if len(r.held) >= r.pruneAt {
-		r.pruneLocked()
+		r.pruneLocked(now)
 	}
 }
 
-func (r *Redlock) pruneLocked() {
-	now := r.clock.Now()
+func (r *Redlock) pruneLocked(now time.Time) {
 	for k, h := range r.held {
 		if !now.Before(h.validUntil) {
 			delete(r.held, k)
@@ -488,7 +525,7 @@ func (r *Redlock) Release(ctx context.Context, key, value string) (ok bool, err 
 	h, known := r.lookup(key, value)
 	r.forget(key, value)
 	replies := r.releaseAll(ctx, key, value, r.untimedTimeout())
-	now := r.clock.Now()
+	now := r.time.Now()
 	granted, _, failure := r.tally("release", key, replies)
 	if granted >= r.quorum {
 		return !known || now.Before(h.validUntil), nil
@@ -500,7 +537,7 @@ func (r *Redlock) Release(ctx context.Context, key, value string) (ok bool, err 
 }
 
 // untimedTimeout bounds the node calls of Release and PTTL, which get no
-// ttl: WithNodeTimeout, or the 500ms cap of the default.
+// ttl: Options.NodeTimeout, or the 500ms cap of the default.
 func (r *Redlock) untimedTimeout() time.Duration {
 	if r.nodeTimeout > 0 {
 		return r.nodeTimeout
@@ -517,8 +554,8 @@ func (r *Redlock) untimedTimeout() time.Duration {
 // outcome open, in which case the previous validity still stands and the
 // call may be retried.
 func (r *Redlock) Refresh(ctx context.Context, key, value string, ttl time.Duration) (ok bool, err error) {
-	if ttl <= 0 {
-		return false, ErrInvalidTTL
+	if err := r.checkTTL(ttl); err != nil {
+		return false, err
 	}
 	h, known := r.lookup(key, value)
 	if known && r.maxExtensions > 0 && h.extensions >= r.maxExtensions {
@@ -526,7 +563,7 @@ func (r *Redlock) Refresh(ctx context.Context, key, value string, ttl time.Durat
 	}
 	drift := r.drift(ttl)
 	timeout := r.timeout(ttl)
-	start := r.clock.Now()
+	start := r.time.Now()
 	if known && !start.Before(h.validUntil) {
 		r.forget(key, value)
 		r.releaseAll(ctx, key, value, timeout)
@@ -536,7 +573,7 @@ func (r *Redlock) Refresh(ctx context.Context, key, value string, ttl time.Durat
 		ok, err := b.Refresh(ctx, key, value, ttl)
 		return reply{ok: ok, err: err}
 	})
-	end := r.clock.Now()
+	end := r.time.Now()
 	granted, _, failure := r.tally("refresh", key, replies)
 	inTime := ttl-end.Sub(start)-drift > 0 && (!known || end.Before(h.validUntil))
 	if granted >= r.quorum && inTime {
@@ -569,12 +606,12 @@ func (r *Redlock) Refresh(ctx context.Context, key, value string, ttl time.Durat
 // open.
 func (r *Redlock) PTTL(ctx context.Context, key, value string) (ttl time.Duration, ok bool, err error) {
 	h, known := r.lookup(key, value)
-	start := r.clock.Now()
+	start := r.time.Now()
 	replies := r.round(ctx, r.untimedTimeout(), func(ctx context.Context, b lockapi.Backend) reply {
 		ttl, ok, err := b.PTTL(ctx, key, value)
 		return reply{ok: ok, ttl: ttl, err: err}
 	})
-	now := r.clock.Now()
+	now := r.time.Now()
 	granted, _, failure := r.tally("pttl", key, replies)
 	if granted < r.quorum {
 		if failure != nil && granted+len(failure.Nodes) >= r.quorum {

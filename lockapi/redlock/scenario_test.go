@@ -43,7 +43,7 @@ func newWorld(t *testing.T, n int) *world {
 // (clients' clocks stay in step with the first node's unless a test jumps
 // that node). Acquire tries once unless opts say otherwise, so no retry
 // waits on the fake clock.
-func (w *world) client(opts ...redlock.Option) *client {
+func (w *world) client(opts redlock.Options) *client {
 	w.t.Helper()
 	c := &client{clock: clock.NewMock()}
 	c.clock.Set(locktest.Epoch)
@@ -55,8 +55,11 @@ func (w *world) client(opts ...redlock.Option) *client {
 		c.links = append(c.links, &link{Backend: n})
 		backends[i] = c.links[i]
 	}
-	all := append([]redlock.Option{redlock.WithClock(c.clock), redlock.WithRetry(1, 0, 0)}, opts...)
-	rl, err := redlock.New(backends, all...)
+	opts.Clock = c.clock
+	if opts.Tries == 0 {
+		opts.Tries = 1
+	}
+	rl, err := redlock.New(backends, opts)
 	if err != nil {
 		w.t.Fatalf("redlock.New: %v", err)
 	}
@@ -114,7 +117,7 @@ const (
 // test asserts that the violation happens, to document it.
 func TestClockJump(t *testing.T) {
 	w := newWorld(t, 5)
-	a, b := w.client(), w.client()
+	a, b := w.client(redlock.Options{}), w.client(redlock.Options{})
 	a.cut(3, 4)
 	b.cut(0, 1)
 	if ok, err := w.acquire(a, key, "A", ttl); !ok {
@@ -158,7 +161,7 @@ func TestClockDrift(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, 5)
-			a, b := w.client(), w.client()
+			a, b := w.client(redlock.Options{}), w.client(redlock.Options{})
 			a.cut(3, 4)
 			b.cut(0, 1)
 			if ok, err := w.acquire(a, key, "A", ttl); !ok {
@@ -199,7 +202,7 @@ func TestClockDrift(t *testing.T) {
 func TestNodeWipe(t *testing.T) {
 	t.Run("immediate restart: two holders", func(t *testing.T) {
 		w := newWorld(t, 5)
-		a, b := w.client(), w.client()
+		a, b := w.client(redlock.Options{}), w.client(redlock.Options{})
 		a.cut(3, 4)
 		b.cut(0, 1)
 		if ok, err := w.acquire(a, key, "A", ttl); !ok {
@@ -219,7 +222,7 @@ func TestNodeWipe(t *testing.T) {
 	})
 	t.Run("restart delayed by the TTL: exclusion holds", func(t *testing.T) {
 		w := newWorld(t, 5)
-		a, b := w.client(), w.client()
+		a, b := w.client(redlock.Options{}), w.client(redlock.Options{})
 		a.cut(3, 4)
 		b.cut(0, 1)
 		if ok, err := w.acquire(a, key, "A", ttl); !ok {
@@ -263,7 +266,7 @@ func TestNodeWipe(t *testing.T) {
 func TestDelayedReplies(t *testing.T) {
 	run := func(t *testing.T, nodeTimeout, delay time.Duration, slow []int) (*world, *client, chan error) {
 		w := newWorld(t, 5)
-		c := w.client(redlock.WithNodeTimeout(nodeTimeout))
+		c := w.client(redlock.Options{NodeTimeout: nodeTimeout})
 		// Every node signals: slow ones when they start waiting, fast ones
 		// once they answered, so the clock moves only when no node call
 		// can still be on its way to a node.
@@ -340,7 +343,7 @@ func TestDelayedReplies(t *testing.T) {
 func TestQuorumLoss(t *testing.T) {
 	contend := func(t *testing.T, bFirst []int) (*world, *client, *client) {
 		w := newWorld(t, 5)
-		a, b := w.client(), w.client()
+		a, b := w.client(redlock.Options{}), w.client(redlock.Options{})
 		ctx := context.Background()
 		for _, i := range bFirst { // B's requests reached these nodes first
 			if _, ok, _ := w.nodes[i].Acquire(ctx, key, "B", ttl); !ok {
@@ -394,7 +397,7 @@ func TestQuorumLoss(t *testing.T) {
 // delay in [min, max] on the client's clock.
 func TestRetryAfterNoQuorum(t *testing.T) {
 	w := newWorld(t, 5)
-	c := w.client(redlock.WithRetry(3, 20*time.Millisecond, 40*time.Millisecond))
+	c := w.client(redlock.Options{Tries: 3, TryDelayMin: 20 * time.Millisecond, TryDelayMax: 40 * time.Millisecond})
 	for _, i := range []int{2, 3, 4} {
 		w.nodes[i].setDown(true)
 	}
@@ -443,7 +446,7 @@ func TestRetryAfterNoQuorum(t *testing.T) {
 
 func TestMaxExtensions(t *testing.T) {
 	w := newWorld(t, 3)
-	c := w.client(redlock.WithMaxExtensions(2))
+	c := w.client(redlock.Options{MaxExtensions: 2})
 	ctx := context.Background()
 	if ok, err := w.acquire(c, key, "A", ttl); !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
@@ -468,7 +471,7 @@ func TestMaxExtensions(t *testing.T) {
 // key; the value is then released.
 func TestRefreshNeedsValidity(t *testing.T) {
 	w := newWorld(t, 3)
-	c := w.client()
+	c := w.client(redlock.Options{})
 	ctx := context.Background()
 	if ok, err := w.acquire(c, key, "A", ttl); !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
@@ -490,25 +493,26 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	tests := []struct {
 		name  string
 		nodes []lockapi.Backend
-		opts  []redlock.Option
+		opts  redlock.Options
 	}{
-		{"no nodes", nil, nil},
-		{"nil node", []lockapi.Backend{n, nil}, nil},
-		{"drift factor", []lockapi.Backend{n}, []redlock.Option{redlock.WithDrift(0.5, 0)}},
-		{"negative drift", []lockapi.Backend{n}, []redlock.Option{redlock.WithDrift(0.01, -1)}},
-		{"zero tries", []lockapi.Backend{n}, []redlock.Option{redlock.WithRetry(0, 0, 0)}},
-		{"delays", []lockapi.Backend{n}, []redlock.Option{redlock.WithRetry(2, time.Second, time.Millisecond)}},
-		{"names", []lockapi.Backend{n}, []redlock.Option{redlock.WithNames("a", "b")}},
-		{"timeout", []lockapi.Backend{n}, []redlock.Option{redlock.WithNodeTimeout(-1)}},
-		{"extensions", []lockapi.Backend{n}, []redlock.Option{redlock.WithMaxExtensions(-1)}},
-		{"clock", []lockapi.Backend{n}, []redlock.Option{redlock.WithClock(nil)}},
+		{"no nodes", nil, redlock.Options{}},
+		{"nil node", []lockapi.Backend{n, nil}, redlock.Options{}},
+		{"drift factor", []lockapi.Backend{n}, redlock.Options{DriftFactor: 0.5}},
+		{"negative drift factor", []lockapi.Backend{n}, redlock.Options{DriftFactor: -0.1}},
+		{"negative drift", []lockapi.Backend{n}, redlock.Options{DriftMin: -1}},
+		{"negative tries", []lockapi.Backend{n}, redlock.Options{Tries: -1}},
+		{"delays", []lockapi.Backend{n}, redlock.Options{Tries: 2, TryDelayMin: time.Second, TryDelayMax: time.Millisecond}},
+		{"negative delay", []lockapi.Backend{n}, redlock.Options{TryDelayMin: -1}},
+		{"names", []lockapi.Backend{n}, redlock.Options{Names: []string{"a", "b"}}},
+		{"timeout", []lockapi.Backend{n}, redlock.Options{NodeTimeout: -1}},
+		{"extensions", []lockapi.Backend{n}, redlock.Options{MaxExtensions: -1}},
 	}
 	for _, tt := range tests {
-		if _, err := redlock.New(tt.nodes, tt.opts...); !errors.Is(err, redlock.ErrInvalidConfig) {
+		if _, err := redlock.New(tt.nodes, tt.opts); !errors.Is(err, redlock.ErrInvalidConfig) {
 			t.Errorf("New(%s) = %v, want ErrInvalidConfig", tt.name, err)
 		}
 	}
-	rl, err := redlock.New([]lockapi.Backend{n})
+	rl, err := redlock.New([]lockapi.Backend{n}, redlock.Options{})
 	if err != nil {
 		t.Fatalf("New(one node) = %v", err)
 	}
@@ -525,7 +529,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // stands, so a retry once the nodes are back succeeds.
 func TestOpenOutcomes(t *testing.T) {
 	w := newWorld(t, 3)
-	c := w.client()
+	c := w.client(redlock.Options{})
 	ctx := context.Background()
 	if ok, err := w.acquire(c, key, "A", ttl); !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
