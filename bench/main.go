@@ -62,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fs.StringVar(&o.jsonOut, "json", "", "write every figure to `FILE` as JSON")
 	fs.StringVar(&o.svgDir, "svg", "", "write bar charts with error bars (headline.svg and one per section) into `DIR`")
 	fs.StringVar(&o.mdOut, "md", "", "write the report as Markdown to `FILE` (BENCHMARKS.md), linking the -svg charts")
-	fs.StringVar(&o.label, "label", "", "say in the Markdown report what was measured (e.g. a commit)")
+	fs.StringVar(&o.label, "label", "", "say in the Markdown report what was measured, as `TEXT` (e.g. a commit)")
 	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
 	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:fence:* are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
