@@ -19,19 +19,19 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	p, st, v := e.peek(s, h, key, &c, false)
+	var p shard.Probe
+	st, v := e.peek(s, h, key, &c, false, &p)
 	if st == peekAbsent || st == peekLive && p.Value != value {
 		return false
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	ok := e.compareAndDeleteLocked(s, h, key, value, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	ok := e.compareAndDeleteLocked(s, h, key, value, &p, known, &c)
 	s.Unlock()
 	return ok
 }
 
-func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, hint *shard.Probe, c *opClock) bool {
-	p, held := e.liveLocked(s, h, key, hint, c)
-	if !held || p.Value != value {
+func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, p *shard.Probe, known bool, c *opClock) bool {
+	if !e.liveLocked(s, h, key, p, known, c) || p.Value != value {
 		return false
 	}
 	e.removeLocked(s, p.Hd, p.Pos)
@@ -53,8 +53,8 @@ func (e *Engine) CompareAndSwap(key, old, value string) bool {
 }
 
 func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value string, c *opClock) bool {
-	p, held := e.liveLocked(s, h, key, nil, c)
-	if !held || p.Value != old {
+	var p shard.Probe
+	if !e.liveLocked(s, h, key, &p, false, c) || p.Value != old {
 		return false
 	}
 	e.updateLocked(s, &p, value, p.Exp)
@@ -85,8 +85,8 @@ func (e *Engine) compareAndPExpireLocked(s *shardT, h uint64, key, value string,
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	p, held := e.liveLocked(s, h, key, nil, c)
-	if !held || p.Value != value {
+	var p shard.Probe
+	if !e.liveLocked(s, h, key, &p, false, c) || p.Value != value {
 		return false, nil
 	}
 	e.retimeLocked(s, &p, exp)

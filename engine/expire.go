@@ -80,8 +80,8 @@ func (e *Engine) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool,
 
 // expireLocked applies a new deadline exp to key under cond.
 func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond ExpireCond, c *opClock) bool {
-	p, held := e.liveLocked(s, h, key, nil, c)
-	if !held {
+	var p shard.Probe
+	if !e.liveLocked(s, h, key, &p, false, c) {
 		return false
 	}
 	cur := p.Exp
@@ -131,15 +131,16 @@ func (e *Engine) GetPTTL(key string) (value string, ttl time.Duration, ok bool) 
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	p, st, v := e.peek(s, h, key, &c, false)
+	var p shard.Probe
+	st, v := e.peek(s, h, key, &c, false, &p)
 	switch st {
 	case peekAbsent:
 		return "", 0, false
 	case peekLive:
 		return p.Value, e.remaining(p.Exp, &c), true
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	value, ttl, ok = e.getPTTLLocked(s, h, key, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	value, ttl, ok = e.getPTTLLocked(s, h, key, &p, known, &c)
 	s.Unlock()
 	return value, ttl, ok
 }
@@ -153,9 +154,8 @@ func (e *Engine) remaining(exp int64, c *opClock) time.Duration {
 	return time.Duration(exp - e.at(c))
 }
 
-func (e *Engine) getPTTLLocked(s *shardT, h uint64, key string, hint *shard.Probe, c *opClock) (string, time.Duration, bool) {
-	p, held := e.liveLocked(s, h, key, hint, c)
-	if !held {
+func (e *Engine) getPTTLLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opClock) (string, time.Duration, bool) {
+	if !e.liveLocked(s, h, key, p, known, c) {
 		return "", 0, false
 	}
 	return p.Value, e.remaining(p.Exp, c), true
@@ -169,13 +169,14 @@ func (e *Engine) ExpireTime(key string) (at time.Time, ok bool) {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	p, st, v := e.peek(s, h, key, &c, false)
+	var p shard.Probe
+	st, v := e.peek(s, h, key, &c, false, &p)
 	switch st {
 	case peekAbsent, peekLive:
 		return expireTime(p.Exp, st == peekLive)
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	at, ok = e.expireTimeLocked(s, h, key, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	at, ok = e.expireTimeLocked(s, h, key, &p, known, &c)
 	s.Unlock()
 	return at, ok
 }
@@ -187,8 +188,8 @@ func expireTime(exp int64, live bool) (time.Time, bool) {
 	return time.Unix(0, exp), true
 }
 
-func (e *Engine) expireTimeLocked(s *shardT, h uint64, key string, hint *shard.Probe, c *opClock) (time.Time, bool) {
-	p, held := e.liveLocked(s, h, key, hint, c)
+func (e *Engine) expireTimeLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opClock) (time.Time, bool) {
+	held := e.liveLocked(s, h, key, p, known, c)
 	return expireTime(p.Exp, held)
 }
 
@@ -207,8 +208,8 @@ func (e *Engine) Persist(key string) bool {
 }
 
 func (e *Engine) persistLocked(s *shardT, h uint64, key string, c *opClock) bool {
-	p, held := e.liveLocked(s, h, key, nil, c)
-	if !held || p.Exp == noDeadline {
+	var p shard.Probe
+	if !e.liveLocked(s, h, key, &p, false, c) || p.Exp == noDeadline {
 		return false
 	}
 	e.retimeLocked(s, &p, noDeadline)

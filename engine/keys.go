@@ -36,7 +36,8 @@ func (e *Engine) Del(keys ...string) int {
 }
 
 func (e *Engine) delLocked(s *shardT, h uint64, key string, c *opClock) bool {
-	p, held := e.liveLocked(s, h, key, nil, c)
+	var p shard.Probe
+	held := e.liveLocked(s, h, key, &p, false, c)
 	if held {
 		e.removeLocked(s, p.Hd, p.Pos)
 	}
@@ -50,13 +51,14 @@ func (e *Engine) Exists(key string) bool {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	p, st, v := e.peek(s, h, key, &c, false)
+	var p shard.Probe
+	st, v := e.peek(s, h, key, &c, false, &p)
 	switch st {
 	case peekAbsent, peekLive:
 		return st == peekLive
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	_, ok := e.liveLocked(s, h, key, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	ok := e.liveLocked(s, h, key, &p, known, &c)
 	s.Unlock()
 	return ok
 }

@@ -49,25 +49,24 @@ const (
 	peekExpired        // the key is stored but expired: lock to delete it
 )
 
-// peek looks key up without locking and returns what it found and the
-// shard version the answer holds at. For a key with a deadline, or any
-// stored key when timed is set, it reads the clock (through c) between the
-// version loads, so the time lies inside the snapshot's interval: times
+// peek looks key up without locking, fills p, and returns what it found
+// and the shard version the answer holds at. For a key with a deadline, or
+// any stored key when timed is set, it reads the clock (through c) between
+// the version loads, so the time lies inside the snapshot's interval: times
 // used along one key's history never decrease, as when read under the lock.
-func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool) (p shard.Probe, state int, v uint64) {
+func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p *shard.Probe) (state int, v uint64) {
 	for range peekTries {
 		var ok bool
 		if v, ok = s.ReadVersion(); !ok {
 			continue
 		}
-		p, valid := s.Peek(v, h, key)
 		switch {
-		case !valid:
+		case !s.Peek(v, h, key, p):
 			continue
 		case !p.Found:
-			return p, peekAbsent, v
+			return peekAbsent, v
 		case p.Exp == noDeadline && !timed:
-			return p, peekLive, v
+			return peekLive, v
 		}
 		now := e.at(c)
 		if !s.Unchanged(v) {
@@ -75,49 +74,49 @@ func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool) (
 			continue
 		}
 		if p.Exp < now {
-			return p, peekExpired, v
+			return peekExpired, v
 		}
-		return p, peekLive, v
+		return peekLive, v
 	}
-	return shard.Probe{}, peekFailed, 0
+	return peekFailed, 0
 }
 
 // lockAfter locks s for an operation whose lock-free lookup (peek) returned
-// p and state at version v, and returns the lookup to act on under the
-// lock: p itself if the shard is unchanged since v (then the time peek read
-// holds too), or nil, after which the operation looks again and reads the
-// time again inside the lock.
-func (e *Engine) lockAfter(s *shardT, p *shard.Probe, state int, v uint64, c *opClock) *shard.Probe {
+// state at version v, and reports whether that lookup still holds under the
+// lock: it does if the shard is unchanged since v (then the time peek read
+// holds too); otherwise the operation looks again, and reads the time again,
+// inside the lock.
+func (e *Engine) lockAfter(s *shardT, state int, v uint64, c *opClock) (known bool) {
 	if state != peekFailed && s.Upgrade(v) {
-		return p
+		return true
 	}
 	s.Lock()
 	e.stale(c)
-	return nil
+	return false
 }
 
-// liveLocked returns key's lookup under the lock: hint if the caller got
-// the lock by upgrading from the snapshot hint came from, else a fresh
-// probe. A key found expired is deleted first; live reports a live key.
-// When the key is not live, p.Pos is a free position to insert it at (-1:
-// unknown). It reads the clock (through c) only for a key with a deadline.
-func (e *Engine) liveLocked(s *shardT, h uint64, key string, hint *shard.Probe, c *opClock) (p shard.Probe, live bool) {
-	if hint != nil {
-		p = *hint
-	} else {
-		p = s.ProbeLocked(h, key)
+// liveLocked looks key up under the lock into p, unless known says p
+// already holds a lookup that is still true (the caller upgraded the lock
+// from its snapshot). A key found expired is deleted first; live reports a
+// live key. When the key is not live, p.Pos is a free position to insert it
+// at (-1: unknown). It reads the clock (through c) only for a key with a
+// deadline.
+func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opClock) (live bool) {
+	if !known {
+		s.ProbeLocked(h, key, p)
 	}
 	if !p.Found {
-		return p, false
+		return false
 	}
 	if p.Exp != noDeadline && p.Exp < e.at(c) {
 		pos := p.Pos // the slot it frees
 		if e.removeLocked(s, p.Hd, p.Pos) {
 			pos = -1 // the shard was rebuilt
 		}
-		return shard.Probe{Exp: noDeadline, Pos: pos}, false
+		p.Value, p.Exp, p.Pos, p.Found = "", noDeadline, pos, false
+		return false
 	}
-	return p, true
+	return true
 }
 
 // removeLocked deletes the entry hd, filed at index position pos, and wakes

@@ -19,29 +19,30 @@ import (
 func (e *Engine) Get(key string) (value string, ok bool) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
+	var p shard.Probe
 	if v, ok := s.ReadVersion(); ok {
 		// The common case, a key without a deadline or no key: no clock.
-		if p, valid := s.Peek(v, h, key); valid && p.Exp == noDeadline {
+		if s.Peek(v, h, key, &p) && p.Exp == noDeadline {
 			return p.Value, p.Found
 		}
 	}
 	var c opClock
 	e.begin(&c)
-	p, st, v := e.peek(s, h, key, &c, false)
+	st, v := e.peek(s, h, key, &c, false, &p)
 	switch st {
 	case peekAbsent:
 		return "", false
 	case peekLive:
 		return p.Value, true
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	value, ok = e.getLocked(s, h, key, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	value, ok = e.getLocked(s, h, key, &p, known, &c)
 	s.Unlock()
 	return value, ok
 }
 
-func (e *Engine) getLocked(s *shardT, h uint64, key string, hint *shard.Probe, c *opClock) (string, bool) {
-	p, live := e.liveLocked(s, h, key, hint, c)
+func (e *Engine) getLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opClock) (string, bool) {
+	live := e.liveLocked(s, h, key, p, known, c)
 	return p.Value, live
 }
 
@@ -59,7 +60,8 @@ func (e *Engine) Set(key, value string) {
 func (e *Engine) setLocked(s *shardT, h uint64, key, value string) {
 	// An expired entry is reused as is: overwriting it with no deadline is
 	// exactly deleting it and storing a new key (watchers fire either way).
-	if p := s.ProbeLocked(h, key); p.Found {
+	var p shard.Probe
+	if s.ProbeLocked(h, key, &p); p.Found {
 		e.updateLocked(s, &p, value, noDeadline)
 	} else {
 		e.insertLocked(s, h, key, value, noDeadline, p.Pos)
@@ -88,7 +90,8 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 	if !ok {
 		return ErrInvalidTTL
 	}
-	if p, live := e.liveLocked(s, h, key, nil, c); live {
+	var p shard.Probe
+	if e.liveLocked(s, h, key, &p, false, c) {
 		e.updateLocked(s, &p, value, exp)
 	} else {
 		e.insertLocked(s, h, key, value, exp, p.Pos)
@@ -105,19 +108,19 @@ func (e *Engine) SetNX(key, value string) bool {
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	p, st, v := e.peek(s, h, key, &c, false)
+	var p shard.Probe
+	st, v := e.peek(s, h, key, &c, false, &p)
 	if st == peekLive {
 		return false
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	ok := e.setNXLocked(s, h, key, value, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	ok := e.setNXLocked(s, h, key, value, &p, known, &c)
 	s.Unlock()
 	return ok
 }
 
-func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, hint *shard.Probe, c *opClock) bool {
-	p, live := e.liveLocked(s, h, key, hint, c)
-	if live {
+func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, p *shard.Probe, known bool, c *opClock) bool {
+	if e.liveLocked(s, h, key, p, known, c) {
 		return false
 	}
 	e.insertLocked(s, h, key, value, noDeadline, p.Pos)
@@ -139,26 +142,26 @@ func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
 	e.begin(&c)
 	// The deadline's overflow is checked before the key, as Redis does,
 	// so a held key answers with a time read inside the snapshot.
-	p, st, v := e.peek(s, h, key, &c, true)
+	var p shard.Probe
+	st, v := e.peek(s, h, key, &c, true, &p)
 	if st == peekLive {
 		if _, ok := deadline(e.at(&c), ttl); !ok {
 			return false, ErrInvalidTTL
 		}
 		return false, nil
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	ok, err := e.setNXPXLocked(s, h, key, value, ttl, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	ok, err := e.setNXPXLocked(s, h, key, value, ttl, &p, known, &c)
 	s.Unlock()
 	return ok, err
 }
 
-func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, hint *shard.Probe, c *opClock) (bool, error) {
+func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, p *shard.Probe, known bool, c *opClock) (bool, error) {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return false, ErrInvalidTTL
 	}
-	p, live := e.liveLocked(s, h, key, hint, c)
-	if live {
+	if e.liveLocked(s, h, key, p, known, c) {
 		return false, nil
 	}
 	e.insertLocked(s, h, key, value, exp, p.Pos)
@@ -181,21 +184,22 @@ func (e *Engine) SetNXPXFenced(key, value string, ttl time.Duration) (fence int6
 	s, _ := e.m.Shard(h)
 	var c opClock
 	e.begin(&c)
-	p, st, v := e.peek(s, h, key, &c, true)
+	var p shard.Probe
+	st, v := e.peek(s, h, key, &c, true, &p)
 	if st == peekLive {
 		if _, ok := deadline(e.at(&c), ttl); !ok {
 			return 0, false, ErrInvalidTTL
 		}
 		return 0, false, nil
 	}
-	hint := e.lockAfter(s, &p, st, v, &c)
-	fence, ok, err = e.setNXPXFencedLocked(s, h, key, value, ttl, hint, &c)
+	known := e.lockAfter(s, st, v, &c)
+	fence, ok, err = e.setNXPXFencedLocked(s, h, key, value, ttl, &p, known, &c)
 	s.Unlock()
 	return fence, ok, err
 }
 
-func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl time.Duration, hint *shard.Probe, c *opClock) (int64, bool, error) {
-	ok, err := e.setNXPXLocked(s, h, key, value, ttl, hint, c)
+func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl time.Duration, p *shard.Probe, known bool, c *opClock) (int64, bool, error) {
+	ok, err := e.setNXPXLocked(s, h, key, value, ttl, p, known, c)
 	if !ok {
 		return 0, false, err
 	}
@@ -260,7 +264,8 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 			return SetResult{}, ErrInvalidTTL
 		}
 	}
-	p, held := e.liveLocked(s, h, key, nil, c)
+	var p shard.Probe
+	held := e.liveLocked(s, h, key, &p, false, c)
 	var res SetResult
 	if held {
 		res.Old, res.HadOld = p.Value, true
@@ -315,13 +320,14 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 }
 
 func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opClock) (string, bool) {
-	p, held := e.liveLocked(s, h, key, nil, c)
-	if !held {
+	var p shard.Probe
+	if !e.liveLocked(s, h, key, &p, false, c) {
 		e.insertLocked(s, h, key, value, noDeadline, p.Pos)
 		return "", false
 	}
+	old := p.Value
 	e.updateLocked(s, &p, value, noDeadline)
-	return p.Value, true
+	return old, true
 }
 
 // GetDel deletes key and returns its value, as Redis GETDEL; ok is false if
@@ -338,8 +344,8 @@ func (e *Engine) GetDel(key string) (value string, ok bool) {
 }
 
 func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opClock) (string, bool) {
-	p, held := e.liveLocked(s, h, key, nil, c)
-	if !held {
+	var p shard.Probe
+	if !e.liveLocked(s, h, key, &p, false, c) {
 		return "", false
 	}
 	e.removeLocked(s, p.Hd, p.Pos)
@@ -364,7 +370,8 @@ func (e *Engine) IncrBy(key string, n int64) (int64, error) {
 }
 
 func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opClock) (int64, error) {
-	p, held := e.liveLocked(s, h, key, nil, c)
+	var p shard.Probe
+	held := e.liveLocked(s, h, key, &p, false, c)
 	var cur int64
 	if held {
 		var ok bool

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/nxkv/nxkv/shard"
 )
 
 // Update runs fn with the shards of keys locked and one frozen time for the
@@ -68,7 +70,7 @@ func (tx *Tx) Now() time.Time { return time.Unix(0, tx.e.at(&tx.c)) }
 // Get is Engine.Get inside the section.
 func (tx *Tx) Get(key string) (string, bool) {
 	s, h := tx.shard(key)
-	return tx.e.getLocked(s, h, key, nil, &tx.c)
+	return tx.e.getLocked(s, h, key, new(shard.Probe), false, &tx.c)
 }
 
 // Set is Engine.Set inside the section.
@@ -93,7 +95,7 @@ func (tx *Tx) SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, 
 		return 0, false, ErrInvalidTTL
 	}
 	s, h := tx.shard(key)
-	return tx.e.setNXPXFencedLocked(s, h, key, value, ttl, nil, &tx.c)
+	return tx.e.setNXPXFencedLocked(s, h, key, value, ttl, new(shard.Probe), false, &tx.c)
 }
 
 // GetSet is Engine.GetSet inside the section.
@@ -122,8 +124,7 @@ func (tx *Tx) Del(keys ...string) int {
 // Exists is Engine.Exists inside the section.
 func (tx *Tx) Exists(key string) bool {
 	s, h := tx.shard(key)
-	_, ok := tx.e.liveLocked(s, h, key, nil, &tx.c)
-	return ok
+	return tx.e.liveLocked(s, h, key, new(shard.Probe), false, &tx.c)
 }
 
 // PExpireCond is Engine.PExpireCond inside the section.
@@ -151,20 +152,20 @@ func (tx *Tx) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool, er
 // PTTL is Engine.PTTL inside the section.
 func (tx *Tx) PTTL(key string) (time.Duration, bool) {
 	s, h := tx.shard(key)
-	_, d, ok := tx.e.getPTTLLocked(s, h, key, nil, &tx.c)
+	_, d, ok := tx.e.getPTTLLocked(s, h, key, new(shard.Probe), false, &tx.c)
 	return d, ok
 }
 
 // GetPTTL is Engine.GetPTTL inside the section.
 func (tx *Tx) GetPTTL(key string) (string, time.Duration, bool) {
 	s, h := tx.shard(key)
-	return tx.e.getPTTLLocked(s, h, key, nil, &tx.c)
+	return tx.e.getPTTLLocked(s, h, key, new(shard.Probe), false, &tx.c)
 }
 
 // ExpireTime is Engine.ExpireTime inside the section.
 func (tx *Tx) ExpireTime(key string) (time.Time, bool) {
 	s, h := tx.shard(key)
-	return tx.e.expireTimeLocked(s, h, key, nil, &tx.c)
+	return tx.e.expireTimeLocked(s, h, key, new(shard.Probe), false, &tx.c)
 }
 
 // Persist is Engine.Persist inside the section.
@@ -182,7 +183,7 @@ func (tx *Tx) IncrBy(key string, n int64) (int64, error) {
 // CompareAndDelete is Engine.CompareAndDelete inside the section.
 func (tx *Tx) CompareAndDelete(key, value string) bool {
 	s, h := tx.shard(key)
-	return tx.e.compareAndDeleteLocked(s, h, key, value, nil, &tx.c)
+	return tx.e.compareAndDeleteLocked(s, h, key, value, new(shard.Probe), false, &tx.c)
 }
 
 // CompareAndSwap is Engine.CompareAndSwap inside the section.

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/nxkv/nxkv/shard"
+
 // watcher is one Watch call; done is guarded by the shard lock.
 type watcher struct {
 	ch   chan struct{}
@@ -38,7 +40,7 @@ func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {
 	var c opClock
 	e.begin(&c)
 	s.Lock()
-	e.liveLocked(s, h, key, nil, &c)
+	e.liveLocked(s, h, key, new(shard.Probe), false, &c)
 	if s.Aux.watchers == nil {
 		s.Aux.watchers = make(map[string][]*watcher)
 	}

@@ -4,27 +4,31 @@
 //
 // # Model
 //
-// A Map hashes each key once, with the Go runtime's seeded memory hash and a
-// per-Map random seed, so no one can choose keys that collide on purpose. The top bits of the hash
-// pick the shard; the rest place the key in the shard's table. Callers keep
-// the hash and pass it to every call on that key.
+// A Map hashes each key once, with the Go runtime's seeded memory hash and
+// a per-Map random seed, so no one can choose keys that collide on purpose.
+// The top bits of the hash pick the shard; the rest place the key in the
+// shard's table. Callers keep the hash and pass it to every call on that
+// key.
 //
 // A shard's table is an open-addressing index in the style of Swiss tables:
 // groups of eight slots, each group a control word holding a 7-bit tag per
 // slot (or empty, or deleted) and eight 32-bit handles. A lookup compares a
 // group's eight tags in a few word operations and only follows handles
-// whose tag matches. Handles point into the shard's entry store, chunks of
-// 64 entries that never move while a handle is in use, so a handle is a
-// stable name for an entry: a timer wheel can link entries by handle (see
-// package ttl). Deleted entries go on a free list and are reused first.
+// whose tag matches. Handles index the shard's entries, one array, so a
+// lookup follows two arrays and the key's bytes, no more; a handle stays
+// the name of its entry while the array grows (it is copied, by a quarter
+// at a time), so a timer wheel can link entries by handle (see package
+// ttl). Deleted entries go on a free list and are reused first.
 //
 // # Concurrency
 //
 // A shard's lock is a sequence word: even while no writer holds the shard,
 // odd while one does; every write section advances it by two. Writers lock
 // it (Lock, Unlock) and use the ...Locked methods. Readers call Peek, which
-// takes no lock and writes nothing shared: it reads the sequence word,
-// probes and copies the entry, and reads the word again; if a writer was
+// takes no lock and writes nothing shared: it reads the sequence word, the
+// table's arrays, the word again (so the arrays it follows belong
+// together), probes and copies the entry, and reads the word again; if a
+// writer was
 // inside or intervened, the copy may be torn and is thrown away (valid is
 // false), and the caller retries or locks. A valid Peek is a consistent
 // snapshot of one instant, so reads are linearizable, and cores reading the
@@ -40,7 +44,8 @@
 // # Memory
 //
 // An entry is 40 bytes plus its strings, which are the caller's own (never
-// copied). The index costs 5 bytes per slot at a load of 7/16 to 7/8. When a
+// copied); the entry array grows by a quarter when full, so it is 80-100%
+// used. The index costs 5 bytes per slot at a load of 7/16 to 7/8. When a
 // shard's live entries fall to a quarter of its capacity (and to at most
 // MaxCompact), both the index and the entry store are rebuilt at the right
 // size, returning memory after a mass delete or expiry; handles change then,
@@ -70,8 +75,6 @@ type Handle = int32
 
 const (
 	groupSlots = 8
-	chunkBits  = 6
-	chunkSize  = 1 << chunkBits // entries per chunk: 2.5 KiB
 
 	ctrlEmpty   = 0x80
 	ctrlDeleted = 0xFE
@@ -80,6 +83,8 @@ const (
 
 	// minGroups is the smallest index: 8 groups, 64 slots.
 	minGroups = 8
+	// minEntries is the smallest entry array.
+	minEntries = 64
 	// MaxCompact is the most live entries a shard rebuilds while holding
 	// its lock when it shrinks (about 100 µs of work), so a shrink never
 	// stalls its shard for long; a shard that stays above it keeps its
@@ -96,19 +101,10 @@ type group struct {
 	h    [groupSlots]Handle
 }
 
-type chunk [chunkSize]Entry
-
-// table is what Peek reads: replaced, never resized in place, so that a
-// reader holding an old one sees consistent lengths.
-type table struct {
-	groups []group
-	mask   uint64 // len(groups)-1
-	chunks []*chunk
-}
-
 // Table is a shard's storage and its lock: everything of a Shard but the
-// caller's Aux. Its fields are guarded by its lock (Lock/Unlock) except seq
-// and what Peek reads. A Table must not be copied.
+// caller's Aux. Its fields are guarded by its lock (Lock/Unlock) except seq,
+// and groups, mask and entries, which writers replace only under the lock
+// and Peek also reads without it (see Peek). A Table must not be copied.
 type Table struct {
 	// seq is even while the shard is free and odd while a writer holds it;
 	// only ever accessed atomically. It is a plain uint64, not an
@@ -117,12 +113,15 @@ type Table struct {
 	// 64-bit atomics need on 32-bit platforms.
 	seq uint64
 	_   atomic.Uint64
-	t   *table // written under the lock; read by Peek without it
 
-	live int    // guarded by the lock: full index slots
-	dead int    // guarded by the lock: deleted index slots
-	used Handle // guarded by the lock: entries ever handed out of the chunks
-	free Handle // guarded by the lock: head of the free entries (-1: none)
+	groups  []group // the index; len a power of two
+	mask    uint64  // len(groups)-1
+	entries []Entry // indexed by handle
+
+	live int    // full index slots
+	dead int    // deleted index slots
+	used Handle // entries ever handed out (entries[used:] are unused)
+	free Handle // head of the free entries (-1: none)
 
 	seed uint64     // the Map's hash seed, to rehash keys when the index is rebuilt
 	park sync.Mutex // contended writers queue here, one spinning at a time
@@ -163,14 +162,12 @@ func (s *Table) lockSlow() {
 	s.park.Unlock()
 }
 
-// Unlock unlocks the shard, publishing the writes made under the lock.
-func (s *Table) Unlock() { atomic.AddUint64(&s.seq, 1) }
-
 // init readies an empty shard.
 func (s *Table) init(seed uint64) {
 	s.seed = seed
 	s.free = -1
-	s.t = &table{groups: newGroups(minGroups), mask: minGroups - 1}
+	s.groups, s.mask = newGroups(minGroups), minGroups-1
+	s.entries = make([]Entry, minEntries)
 }
 
 func newGroups(n int) []group {
@@ -235,37 +232,46 @@ type Probe struct {
 const NoExp = math.MinInt64
 
 // Peek looks key up without locking, at version v from ReadVersion, and
-// returns what it found; valid is false if a writer changed the shard since
-// v, and then the Probe means nothing (retry, or lock). After a valid Peek,
-// Upgrade(v) locks the shard with the Probe still true, so a writer can act
-// on it without looking again. Expired entries are returned like any other:
+// fills p with what it found; valid is false if a writer changed the shard
+// since v, and then p means nothing (retry, or lock). After a valid Peek,
+// Upgrade(v) locks the shard with p still true, so a writer can act on it
+// without looking again. Expired entries are reported like any other:
 // deadlines are the caller's. It is safe for concurrent use with
-// everything, and writes nothing.
+// everything, and writes nothing shared. (p is filled field by field, not
+// returned: a returned struct is copied with wide moves that stall on the
+// narrow stores that built it.)
 //
 //go:norace
-func (s *Table) Peek(v, h uint64, key string) (p Probe, valid bool) {
-	t := s.t
+func (s *Table) Peek(v, h uint64, key string, p *Probe) (valid bool) {
+	// The arrays and mask belong together only if no writer ran while they
+	// were read: check before following them. A writer that replaces them
+	// later leaves these intact (the collector keeps them), only stale, and
+	// the checks below catch it.
+	groups, mask, entries := s.groups, s.mask, s.entries
+	if atomic.LoadUint64(&s.seq) != v || uint64(len(groups)) != mask+1 {
+		return false
+	}
 	tag := tagOf(h)
-	g := groupOf(h, t.mask)
+	g := groupOf(h, mask)
 	free := int32(-1)
 	for step := uint64(1); ; step++ {
-		gr := &t.groups[g]
+		gr := &groups[g]
 		ctrl := gr.ctrl
 		for m := matchTag(ctrl, tag); m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m) >> 3
 			hd := uint32(gr.h[i])
-			c := hd >> chunkBits
-			if c >= uint32(len(t.chunks)) {
-				return Probe{}, false // a torn read
+			if hd >= uint32(len(entries)) {
+				return false // a stale or torn slot
 			}
-			e := &t.chunks[c][hd&(chunkSize-1)]
+			e := &entries[hd]
 			k, val, x := e.Key, e.Value, e.Exp
 			if atomic.LoadUint64(&s.seq) != v {
-				return Probe{}, false
+				return false
 			}
 			// The copy is consistent: its key's bytes never change.
 			if k == key {
-				return Probe{Value: val, Exp: x, Hd: Handle(hd), Pos: int32(int(g)*groupSlots + i), Found: true}, true
+				p.Value, p.Exp, p.Hd, p.Pos, p.Found = val, x, Handle(hd), int32(int(g)*groupSlots+i), true
+				return true
 			}
 		}
 		if free < 0 {
@@ -273,26 +279,28 @@ func (s *Table) Peek(v, h uint64, key string) (p Probe, valid bool) {
 				free = int32(int(g)*groupSlots + bits.TrailingZeros64(m)>>3)
 			}
 		}
-		if matchEmpty(ctrl) != 0 || step > t.mask {
-			return Probe{Exp: NoExp, Pos: free}, atomic.LoadUint64(&s.seq) == v
+		if matchEmpty(ctrl) != 0 || step > mask {
+			p.Value, p.Exp, p.Hd, p.Pos, p.Found = "", NoExp, 0, free, false
+			return atomic.LoadUint64(&s.seq) == v
 		}
-		g = (g + step) & t.mask
+		g = (g + step) & mask
 	}
 }
 
-// ProbeLocked is Peek under the lock. The caller must hold the lock.
-func (s *Table) ProbeLocked(h uint64, key string) Probe {
-	t := s.t
+// ProbeLocked is Peek under the lock: it fills p. The caller must hold the
+// lock.
+func (s *Table) ProbeLocked(h uint64, key string, p *Probe) {
 	tag := tagOf(h)
-	g := groupOf(h, t.mask)
+	g := groupOf(h, s.mask)
 	free := int32(-1)
 	for step := uint64(1); ; step++ {
-		gr := &t.groups[g]
+		gr := &s.groups[g]
 		for m := matchTag(gr.ctrl, tag); m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m) >> 3
 			hd := gr.h[i]
-			if e := &t.chunks[hd>>chunkBits][hd&(chunkSize-1)]; e.Key == key {
-				return Probe{Value: e.Value, Exp: e.Exp, Hd: hd, Pos: int32(int(g)*groupSlots + i), Found: true}
+			if e := &s.entries[hd]; e.Key == key {
+				p.Value, p.Exp, p.Hd, p.Pos, p.Found = e.Value, e.Exp, hd, int32(int(g)*groupSlots+i), true
+				return
 			}
 		}
 		if free < 0 {
@@ -300,29 +308,29 @@ func (s *Table) ProbeLocked(h uint64, key string) Probe {
 				free = int32(int(g)*groupSlots + bits.TrailingZeros64(m)>>3)
 			}
 		}
-		if matchEmpty(gr.ctrl) != 0 || step > t.mask {
-			return Probe{Exp: NoExp, Pos: free}
+		if matchEmpty(gr.ctrl) != 0 || step > s.mask {
+			p.Value, p.Exp, p.Hd, p.Pos, p.Found = "", NoExp, 0, free, false
+			return
 		}
-		g = (g + step) & t.mask
+		g = (g + step) & s.mask
 	}
 }
 
 // FindLocked returns the handle of key's entry and its index position, or
 // ok false. The caller must hold the lock.
 func (s *Table) FindLocked(h uint64, key string) (hd Handle, pos int, ok bool) {
-	p := s.ProbeLocked(h, key)
+	var p Probe
+	s.ProbeLocked(h, key, &p)
 	return p.Hd, int(p.Pos), p.Found
 }
 
-// EntryLocked returns the entry hd names. The pointer stays valid until
-// the lock is released or a delete compacts the shard. The caller must hold
-// the lock.
-func (s *Table) EntryLocked(hd Handle) *Entry {
-	return &s.t.chunks[hd>>chunkBits][hd&(chunkSize-1)]
-}
+// EntryLocked returns the entry hd names. The pointer stays valid until the
+// lock is released or the shard inserts (which may move the array) or
+// compacts. The caller must hold the lock.
+func (s *Table) EntryLocked(hd Handle) *Entry { return &s.entries[hd] }
 
 // InsertLocked stores a new entry for key, which must not be stored, and
-// returns its handle. It may grow the index or the entry store (handles
+// returns its handle. It may grow the index or the entry array (handles
 // stay valid). The caller must hold the lock.
 func (s *Table) InsertLocked(h uint64, key, value string, exp int64) Handle {
 	return s.InsertAtLocked(-1, h, key, value, exp)
@@ -333,24 +341,24 @@ func (s *Table) InsertLocked(h uint64, key, value string, exp int64) Handle {
 // The caller must hold the lock.
 func (s *Table) InsertAtLocked(pos int32, h uint64, key, value string, exp int64) Handle {
 	hd := s.allocLocked()
-	e := s.EntryLocked(hd)
+	e := &s.entries[hd]
 	e.Key, e.Value, e.Exp = key, value, exp
-	if (s.live+s.dead+1)*8 > len(s.t.groups)*groupSlots*7 {
+	if (s.live+s.dead+1)*8 > len(s.groups)*groupSlots*7 {
 		s.rehashLocked(s.live + 1)
 		pos = -1
 	}
 	if pos >= 0 {
-		s.fileLocked(s.t, int(pos), h, hd)
+		s.fileLocked(s.groups, int(pos), h, hd)
 	} else {
-		s.placeLocked(s.t, h, hd)
+		s.placeLocked(s.groups, s.mask, h, hd)
 	}
 	s.live++
 	return hd
 }
 
-// fileLocked files hd at free index position pos.
-func (s *Table) fileLocked(t *table, pos int, h uint64, hd Handle) {
-	gr := &t.groups[pos/groupSlots]
+// fileLocked files hd at free index position pos of groups.
+func (s *Table) fileLocked(groups []group, pos int, h uint64, hd Handle) {
+	gr := &groups[pos/groupSlots]
 	shift := uint(pos%groupSlots) * 8
 	if byte(gr.ctrl>>shift) == ctrlDeleted {
 		s.dead--
@@ -360,32 +368,31 @@ func (s *Table) fileLocked(t *table, pos int, h uint64, hd Handle) {
 }
 
 // placeLocked files hd in the first free slot of h's probe sequence.
-func (s *Table) placeLocked(t *table, h uint64, hd Handle) {
-	g := groupOf(h, t.mask)
+func (s *Table) placeLocked(groups []group, mask, h uint64, hd Handle) {
+	g := groupOf(h, mask)
 	for step := uint64(1); ; step++ {
-		gr := &t.groups[g]
+		gr := &groups[g]
 		if m := matchFree(gr.ctrl); m != 0 {
-			s.fileLocked(t, int(g)*groupSlots+bits.TrailingZeros64(m)>>3, h, hd)
+			s.fileLocked(groups, int(g)*groupSlots+bits.TrailingZeros64(m)>>3, h, hd)
 			return
 		}
-		g = (g + step) & t.mask
+		g = (g + step) & mask
 	}
 }
 
-// allocLocked hands out a free entry, growing the store by a chunk if
-// needed.
+// allocLocked hands out a free entry, growing the array by a quarter when
+// it is full: the copy happens once per a quarter's worth of inserts, and
+// the array stays at least 80% used.
 func (s *Table) allocLocked() Handle {
 	if hd := s.free; hd >= 0 {
-		e := s.EntryLocked(hd)
-		s.free = Handle(e.Exp)
+		s.free = Handle(s.entries[hd].Exp)
 		return hd
 	}
-	t := s.t
-	if int(s.used) == len(t.chunks)*chunkSize {
-		chunks := make([]*chunk, len(t.chunks)+1, len(t.chunks)+1)
-		copy(chunks, t.chunks)
-		chunks[len(t.chunks)] = new(chunk)
-		s.t = &table{groups: t.groups, mask: t.mask, chunks: chunks}
+	if int(s.used) == len(s.entries) {
+		n := len(s.entries)
+		entries := make([]Entry, n+max(n/4, minEntries))
+		copy(entries, s.entries)
+		s.entries = entries
 	}
 	hd := s.used
 	s.used++
@@ -393,12 +400,10 @@ func (s *Table) allocLocked() Handle {
 }
 
 // DeleteLocked removes the entry hd at index position pos (from
-// FindLocked) and frees it. It reports whether it then compacted the shard
-// (see CompactLocked): every handle may have changed. The caller must hold
-// the lock.
+// FindLocked) and frees it. It reports whether it then compacted the shard:
+// every handle may have changed. The caller must hold the lock.
 func (s *Table) DeleteLocked(hd Handle, pos int) (compacted bool) {
-	t := s.t
-	gr := &t.groups[pos/groupSlots]
+	gr := &s.groups[pos/groupSlots]
 	shift := uint(pos%groupSlots) * 8
 	// A slot may go back to empty if its group has an empty slot: no probe
 	// sequence can have passed this group looking for a key beyond it.
@@ -410,10 +415,9 @@ func (s *Table) DeleteLocked(hd Handle, pos int) (compacted bool) {
 	}
 	gr.ctrl = gr.ctrl&^(0xff<<shift) | mark<<shift
 	s.live--
-	e := s.EntryLocked(hd)
-	*e = Entry{Exp: int64(s.free)}
+	s.entries[hd] = Entry{Exp: int64(s.free)}
 	s.free = hd
-	if s.live*4 <= int(s.used) && s.live <= MaxCompact && len(t.chunks) > 1 {
+	if s.live*4 <= int(s.used) && s.live <= MaxCompact && len(s.entries) > minEntries {
 		s.compactLocked()
 		return true
 	}
@@ -425,67 +429,56 @@ func (s *Table) DeleteLocked(hd Handle, pos int) (compacted bool) {
 // deleted slots. Growth happens at a load of 7/8, so a grown index starts
 // just under half full.
 func (s *Table) rehashLocked(n int) {
-	groups := len(s.t.groups)
+	groups := len(s.groups)
 	for n*2 > groups*groupSlots {
 		groups *= 2
 	}
-	s.reindexLocked(groups, s.t.chunks)
+	s.reindexLocked(groups)
 }
 
-// reindexLocked builds an index of the given size over chunks, filing
+// reindexLocked builds an index of the given size over the entries, filing
 // every live entry, and publishes it.
-func (s *Table) reindexLocked(groups int, chunks []*chunk) {
-	old := s.t
-	t := &table{groups: newGroups(groups), mask: uint64(groups - 1), chunks: chunks}
-	for gi := range old.groups {
-		gr := &old.groups[gi]
+func (s *Table) reindexLocked(n int) {
+	groups, mask := newGroups(n), uint64(n-1)
+	for gi := range s.groups {
+		gr := &s.groups[gi]
 		for i := range groupSlots {
 			if gr.ctrl>>(uint(i)*8)&0x80 != 0 {
 				continue // empty or deleted
 			}
 			hd := gr.h[i]
-			e := &chunks[hd>>chunkBits][hd&(chunkSize-1)]
-			s.placeLocked(t, hashString(s.seed, e.Key), hd)
+			s.placeLocked(groups, mask, hashString(s.seed, s.entries[hd].Key), hd)
 		}
 	}
 	s.dead = 0
-	s.t = t
+	s.groups, s.mask = groups, mask
 }
 
 // compactLocked is what DeleteLocked does when the shard has shrunk: it
-// moves the live entries into a store of the right size, numbering them
+// moves the live entries into an array of the right size, numbering them
 // 0..Len-1 in index order, and rebuilds the index. Every handle changes; a
 // caller that keeps handles (a timer wheel) rebuilds from RangeLocked.
 func (s *Table) compactLocked() {
-	old := s.t
-	nchunks := (s.live + chunkSize - 1) / chunkSize
-	chunks := make([]*chunk, max(nchunks, 1))
-	for i := range chunks {
-		chunks[i] = new(chunk)
+	entries := make([]Entry, max(s.live+s.live/4, minEntries))
+	n := minGroups
+	for s.live*2 > n*groupSlots {
+		n *= 2
 	}
-	groups := minGroups
-	for s.live*2 > groups*groupSlots {
-		groups *= 2
-	}
-	t := &table{groups: newGroups(groups), mask: uint64(groups - 1), chunks: chunks}
+	groups, mask := newGroups(n), uint64(n-1)
 	next := Handle(0)
-	for gi := range old.groups {
-		gr := &old.groups[gi]
+	for gi := range s.groups {
+		gr := &s.groups[gi]
 		for i := range groupSlots {
 			if gr.ctrl>>(uint(i)*8)&0x80 != 0 {
 				continue
 			}
-			hd := gr.h[i]
-			chunks[next>>chunkBits][next&(chunkSize-1)] = old.chunks[hd>>chunkBits][hd&(chunkSize-1)]
-			e := &chunks[next>>chunkBits][next&(chunkSize-1)]
-			s.placeLocked(t, hashString(s.seed, e.Key), next)
+			entries[next] = s.entries[gr.h[i]]
+			s.placeLocked(groups, mask, hashString(s.seed, entries[next].Key), next)
 			next++
 		}
 	}
-	s.used = next
-	s.free = -1
-	s.dead = 0
-	s.t = t
+	s.used, s.free, s.dead = next, -1, 0
+	s.groups, s.mask, s.entries = groups, mask, entries
 }
 
 // LenLocked returns the number of stored entries. The caller must hold the
@@ -496,15 +489,14 @@ func (s *Table) LenLocked() int { return s.live }
 // until f returns false. f must not insert or delete. The caller must hold
 // the lock.
 func (s *Table) RangeLocked(f func(hd Handle, e *Entry) bool) {
-	t := s.t
-	for gi := range t.groups {
-		gr := &t.groups[gi]
+	for gi := range s.groups {
+		gr := &s.groups[gi]
 		for i := range groupSlots {
 			if gr.ctrl>>(uint(i)*8)&0x80 != 0 {
 				continue
 			}
 			hd := gr.h[i]
-			if !f(hd, &t.chunks[hd>>chunkBits][hd&(chunkSize-1)]) {
+			if !f(hd, &s.entries[hd]) {
 				return
 			}
 		}
@@ -515,7 +507,8 @@ func (s *Table) RangeLocked(f func(hd Handle, e *Entry) bool) {
 // size; every handle becomes invalid. The caller must hold the lock.
 func (s *Table) ClearLocked() {
 	s.live, s.dead, s.used, s.free = 0, 0, 0, -1
-	s.t = &table{groups: newGroups(minGroups), mask: minGroups - 1}
+	s.groups, s.mask = newGroups(minGroups), minGroups-1
+	s.entries = make([]Entry, minEntries)
 }
 
 // Map is a hash-sharded table. It is safe for concurrent use through its
@@ -589,17 +582,16 @@ func (m *Map[A]) Len() int {
 // the other handed-out entries. It is O(capacity), for tests. The caller
 // must hold the lock.
 func (s *Table) VerifyLocked() error {
-	t := s.t
-	if len(t.groups) == 0 || uint64(len(t.groups)-1) != t.mask || len(t.groups)&(len(t.groups)-1) != 0 {
-		return fmt.Errorf("shard: index of %d groups with mask %d", len(t.groups), t.mask)
+	if len(s.groups) == 0 || uint64(len(s.groups)-1) != s.mask || len(s.groups)&(len(s.groups)-1) != 0 {
+		return fmt.Errorf("shard: index of %d groups with mask %d", len(s.groups), s.mask)
 	}
-	if int(s.used) > len(t.chunks)*chunkSize {
-		return fmt.Errorf("shard: %d entries handed out, capacity %d", s.used, len(t.chunks)*chunkSize)
+	if int(s.used) > len(s.entries) {
+		return fmt.Errorf("shard: %d entries handed out, capacity %d", s.used, len(s.entries))
 	}
 	inUse := make(map[Handle]bool)
 	live, dead := 0, 0
-	for gi := range t.groups {
-		gr := &t.groups[gi]
+	for gi := range s.groups {
+		gr := &s.groups[gi]
 		for i := range groupSlots {
 			switch c := byte(gr.ctrl >> (uint(i) * 8)); {
 			case c == ctrlEmpty:
@@ -628,8 +620,8 @@ func (s *Table) VerifyLocked() error {
 	if live != s.live || dead != s.dead {
 		return fmt.Errorf("shard: %d full and %d deleted slots, counts say %d and %d", live, dead, s.live, s.dead)
 	}
-	if (live+dead)*8 > len(t.groups)*groupSlots*7 && live+dead > 0 {
-		return fmt.Errorf("shard: %d full or deleted slots of %d: over the 7/8 load", live+dead, len(t.groups)*groupSlots)
+	if (live+dead)*8 > len(s.groups)*groupSlots*7 && live+dead > 0 {
+		return fmt.Errorf("shard: %d full or deleted slots of %d: over the 7/8 load", live+dead, len(s.groups)*groupSlots)
 	}
 	free := 0
 	for hd := s.free; hd >= 0; hd = Handle(s.EntryLocked(hd).Exp) {

@@ -40,14 +40,13 @@ func put[A any](m *Map[A], key, value string) {
 	s, h := shardOf(m, key)
 	var p Probe
 	if v, ok := s.ReadVersion(); ok {
-		var valid bool
-		if p, valid = s.Peek(v, h, key); !valid || !s.Upgrade(v) {
+		if !s.Peek(v, h, key, &p) || !s.Upgrade(v) {
 			s.Lock()
-			p = s.ProbeLocked(h, key)
+			s.ProbeLocked(h, key, &p)
 		}
 	} else {
 		s.Lock()
-		p = s.ProbeLocked(h, key)
+		s.ProbeLocked(h, key, &p)
 	}
 	defer s.Unlock()
 	if p.Found {
@@ -85,12 +84,13 @@ func TestProbeFreePosition(t *testing.T) {
 		k := "n" + strconv.Itoa(i)
 		h := m.Hash(k)
 		s.Lock()
-		p := s.ProbeLocked(h, k)
+		var p Probe
+		s.ProbeLocked(h, k, &p)
 		if p.Found || p.Pos < 0 || p.Exp != NoExp {
 			s.Unlock()
 			t.Fatalf("ProbeLocked(%q) = %+v, want not found with a free position", k, p)
 		}
-		if c := byte(s.t.groups[p.Pos/groupSlots].ctrl >> (uint(p.Pos%groupSlots) * 8)); c&0x80 == 0 {
+		if c := byte(s.groups[p.Pos/groupSlots].ctrl >> (uint(p.Pos%groupSlots) * 8)); c&0x80 == 0 {
 			s.Unlock()
 			t.Fatalf("ProbeLocked(%q).Pos = %d holds a full slot", k, p.Pos)
 		}
@@ -112,7 +112,8 @@ func peek[A any](m *Map[A], key string) (Entry, bool) {
 			runtime.Gosched()
 			continue
 		}
-		if p, valid := s.Peek(v, h, key); valid {
+		var p Probe
+		if s.Peek(v, h, key, &p) {
 			if p.Found {
 				return Entry{Key: key, Value: p.Value, Exp: p.Exp}, true
 			}
@@ -216,7 +217,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 	}{
 		{"LiveCount", func(s *Table, hd Handle, pos int) { s.live++ }},
 		{"WrongTag", func(s *Table, hd Handle, pos int) {
-			gr := &s.t.groups[pos/groupSlots]
+			gr := &s.groups[pos/groupSlots]
 			shift := uint(pos%groupSlots) * 8
 			gr.ctrl ^= 1 << shift
 		}},
@@ -225,7 +226,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			h := hashOf(s, "twin")
 			s.InsertLocked(h, "twin", "v", 0)
 			_, tpos, _ := s.FindLocked(h, "twin")
-			s.t.groups[tpos/groupSlots].h[tpos%groupSlots] = hd
+			s.groups[tpos/groupSlots].h[tpos%groupSlots] = hd
 		}},
 		{"FreeListCycle", func(s *Table, hd Handle, pos int) {
 			s.DeleteLocked(hd, pos)
@@ -297,17 +298,17 @@ func TestCompactReturnsMemory(t *testing.T) {
 		put(m, "k"+strconv.Itoa(i), "v"+strconv.Itoa(i))
 	}
 	s := m.ShardAt(0)
-	capBefore := len(s.t.chunks) * chunkSize
+	capBefore := len(s.entries)
 	for i := range n - 100 {
 		del(m, "k"+strconv.Itoa(i))
 	}
 	verifyAll(t, m)
-	if got := len(s.t.chunks) * chunkSize; got > 4*100 {
+	if got := len(s.entries); got > 4*100 {
 		t.Fatalf("capacity after draining %d of %d keys = %d entries (was %d), want <= 400", n-100, n, got, capBefore)
 	}
 	// A shard compacts at a quarter of its capacity, so 100 keys may sit in
 	// an index sized for up to 400.
-	if got := len(s.t.groups) * groupSlots; got > 16*100 {
+	if got := len(s.groups) * groupSlots; got > 16*100 {
 		t.Fatalf("index after draining to 100 keys = %d slots, want <= 1600", got)
 	}
 	for i := n - 100; i < n; i++ {
