@@ -116,8 +116,9 @@ func inOrder(s string, parts ...string) error {
 
 var (
 	// ratioToken is a factor in the report's ratio format and what follows it.
-	ratioToken = regexp.MustCompile(`\b\d+(?:\.\d+)?x(.{0,12})`)
-	verdictRE  = regexp.MustCompile(`^  (.+) vs (.+): +(\d+(?:\.\d)?x (?:slower|faster|more memory|less memory))  \(\d\d% CI .+\)  nxkv .+, .+`)
+	ratioToken    = regexp.MustCompile(`\b\d+(?:\.\d+)?x(.{0,12})`)
+	missingFigure = regexp.MustCompile(`(vs|nxkv|: ) - [(,]|vs -[ ,)]`)
+	verdictRE     = regexp.MustCompile(`^  (.+) vs (.+): +(\d+(?:\.\d)?x (?:slower|faster|more memory|less memory))  \(\d\d% CI .+\)  nxkv .+, .+`)
 )
 
 // checkUserText returns what the report says that a user cannot read:
@@ -139,11 +140,16 @@ func checkUserText(out string) []string {
 			bad = append(bad, "report says "+s)
 		}
 	}
+	// A figure that was not measured printed as "-" in a sentence.
+	for _, m := range missingFigure.FindAllString(out, -1) {
+		bad = append(bad, "report compares with a missing figure: "+m)
+	}
 	return bad
 }
 
 func TestCheckUserTextCatchesPlantedText(t *testing.T) {
-	for _, planted := range []string{"[MISSED] issue 5: raw ops", "speed 1/190x", "0.01x", "0x (1.8µs vs -"} {
+	for _, planted := range []string{"[MISSED] issue 5: raw ops", "speed 1/190x", "0.01x", "0x (1.8µs vs -",
+		"- [n/a] goal: - (1.3µs vs - per cycle)", "per cycle: nxkv - (±0%, typical -)"} {
 		if bad := checkUserText("report\n" + planted + "\n"); len(bad) == 0 {
 			t.Errorf("checkUserText(%q) found nothing", planted)
 		}
