@@ -137,51 +137,49 @@ func measureLocks(cs []contestant, peers map[string]lockPeer, tick func(), round
 
 // lockJob: Obtain + Release on one key, one goroutine, in process.
 func lockJob(cfg config) job {
-	ps := []lockPeer{nxkvInprocLockPeer(""), mapMutexLockPeer(), nxkvInprocLockPeer("nofence"), mutexPeer()}
-	peers := byName(ps, func(p lockPeer) string { return p.Name })
-	return job{
-		ID:     "locks",
-		Title:  "lock cycle in process",
-		Metric: "time per Obtain + Release, uncontended, 1 goroutine",
-		Words:  timeWords,
-		Unit:   nanoseconds,
-		Rounds: cfg.Reps,
-		Contestants: []contestant{
-			{Name: ps[0].Name, Role: subject},
-			{Name: ps[1].Name, Desc: "a map+Mutex lock", Role: alternative},
-			{Name: ps[2].Name, Role: variant},
-			{Name: ps[3].Name, Role: reference},
+	return inprocLockJob(cfg, "lock cycle in process", "time per Obtain + Release, uncontended, 1 goroutine",
+		"nofence", "a map+Mutex lock",
+		func(env *lockEnv, p lockPeer, tag string) *measurement {
+			return measureUncontended(cfg, env, 1, p.Network, tag)
 		},
-		measure: func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
-			return measureLocks(cs, peers, tick, cfg.Reps, func(env *lockEnv, p lockPeer, tag string) *measurement {
-				return measureUncontended(cfg, env, 1, p.Network, tag)
-			}, func(r repCost) float64 { return perSecToNs(r.perSec) })
-		},
-	}
+		func(r repCost) float64 { return perSecToNs(r.perSec) })
 }
 
 // handoffJob: the time from a holder's Release to a blocked waiter holding
 // the lock, with cfg.Waiters waiters.
 func handoffJob(cfg config) job {
-	ps := []lockPeer{nxkvInprocLockPeer(""), mapMutexLockPeer(), nxkvInprocLockPeer("fifo"), mutexPeer()}
+	return inprocLockJob(cfg, "hand-off to a waiter",
+		fmt.Sprintf("median time from Release to the next holder's Obtain returning, %d waiters", cfg.Waiters),
+		"fifo", fmt.Sprintf("a map+Mutex lock polling every %v", pollDelay),
+		func(env *lockEnv, p lockPeer, tag string) *measurement {
+			return measureHandoff(cfg, env, cfg.Waiters, p.Network, tag)
+		},
+		func(r repCost) float64 { return r.p50 })
+}
+
+// inprocLockJob is a job over the in-process locks: nxkv's default lock,
+// the map+Mutex lock (the alternative, described as altDesc), nxkv with
+// option variant, and sync.Mutex (the reference), each repetition made by
+// mk and costed by cost.
+func inprocLockJob(cfg config, title, metric, variantName, altDesc string,
+	mk func(env *lockEnv, p lockPeer, tag string) *measurement, cost func(repCost) float64) job {
+	ps := []lockPeer{nxkvInprocLockPeer(""), mapMutexLockPeer(), nxkvInprocLockPeer(variantName), mutexPeer()}
 	peers := byName(ps, func(p lockPeer) string { return p.Name })
 	return job{
 		ID:     "locks",
-		Title:  "hand-off to a waiter",
-		Metric: fmt.Sprintf("median time from Release to the next holder's Obtain returning, %d waiters", cfg.Waiters),
+		Title:  title,
+		Metric: metric,
 		Words:  timeWords,
 		Unit:   nanoseconds,
 		Rounds: cfg.Reps,
 		Contestants: []contestant{
 			{Name: ps[0].Name, Role: subject},
-			{Name: ps[1].Name, Desc: fmt.Sprintf("a map+Mutex lock polling every %v", pollDelay), Role: alternative},
+			{Name: ps[1].Name, Desc: altDesc, Role: alternative},
 			{Name: ps[2].Name, Role: variant},
 			{Name: ps[3].Name, Role: reference},
 		},
 		measure: func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
-			return measureLocks(cs, peers, tick, cfg.Reps, func(env *lockEnv, p lockPeer, tag string) *measurement {
-				return measureHandoff(cfg, env, cfg.Waiters, p.Network, tag)
-			}, func(r repCost) float64 { return r.p50 })
+			return measureLocks(cs, peers, tick, cfg.Reps, mk, cost)
 		},
 	}
 }
