@@ -133,18 +133,19 @@ func printLoad(w io.Writer, r *Results) {
 	var busy []string
 	for _, h := range r.Headline {
 		if h.Busy.busy() {
-			busy = append(busy, fmt.Sprintf("%s (%s)", h.Title, h.Busy))
+			busy = append(busy, h.Title)
 		}
 	}
 	for _, s := range r.Sections {
 		if s.Busy.busy() {
-			busy = append(busy, fmt.Sprintf("the %s section (%s)", s.Name, s.Busy))
+			busy = append(busy, "the "+s.Name+" section")
 		}
 	}
 	if r.Busy.busy() || len(busy) > 0 {
-		fmt.Fprintf(w, "\nWARNING: the machine was busy with other work during this run")
+		fmt.Fprintf(w, "\nWARNING: the machine was busy with other work during this run (other processes took %d%% or more of\n"+
+			"the CPU, or the hypervisor %d%%)", busyOtherPct, busyStealPct)
 		if len(busy) > 0 {
-			fmt.Fprintf(w, ", in particular during: %s", strings.Join(busy, "; "))
+			fmt.Fprintf(w, ", in particular during: %s (see the notes above)", strings.Join(busy, ", "))
 		}
 		fmt.Fprintf(w, ".\nInterleaving keeps the ratios fairer than the absolute figures, but both may be off by more than their\n"+
 			"intervals show. Run again when the machine is quiet.\n")
