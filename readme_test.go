@@ -1,6 +1,7 @@
 // Package nxkv_test checks that the README's Go snippets are code that
 // compiles and runs: each is the body of a runnable Example somewhere in
-// the module, which go test compiles, runs and checks against its output.
+// the module (go test compiles it, runs it and checks its output), or a
+// whole test function, which go test compiles and runs.
 package nxkv_test
 
 import (
@@ -19,7 +20,8 @@ import (
 var goBlock = regexp.MustCompile("(?s)```go\n(.*?)```")
 
 // exampleBodies returns the body of every Example function under root,
-// dedented one level, without its output comment, keyed by body.
+// dedented one level, without its output comment, and the whole source of
+// every Test and Example function, each keyed by its text.
 func exampleBodies(t *testing.T, root string) map[string]string {
 	t.Helper()
 	bodies := map[string]string{}
@@ -44,11 +46,19 @@ func exampleBodies(t *testing.T, root string) map[string]string {
 		}
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Example") || fn.Body == nil {
+			if !ok || fn.Recv != nil || fn.Body == nil {
 				continue
 			}
-			body := string(src[fset.Position(fn.Body.Lbrace).Offset+1 : fset.Position(fn.Body.Rbrace).Offset])
-			bodies[normalize(body, "\t")] = path + ": " + fn.Name.Name
+			where := path + ": " + fn.Name.Name
+			switch name := fn.Name.Name; {
+			case strings.HasPrefix(name, "Example"):
+				body := string(src[fset.Position(fn.Body.Lbrace).Offset+1 : fset.Position(fn.Body.Rbrace).Offset])
+				bodies[normalize(body, "\t")] = where
+				fallthrough
+			case strings.HasPrefix(name, "Test"):
+				whole := string(src[fset.Position(fn.Pos()).Offset:fset.Position(fn.End()).Offset])
+				bodies[strings.TrimSpace(whole)] = where
+			}
 		}
 		return nil
 	})
@@ -89,7 +99,7 @@ func TestReadmeSnippetsAreExamples(t *testing.T) {
 			t.Logf("README snippet is %s", where)
 			continue
 		}
-		t.Errorf("README snippet is not the body of any Example function (keep it in one, with // Output:, so that CI compiles and runs it):\n%s", snippet)
+		t.Errorf("README snippet is neither the body of an Example function nor a whole test function (keep it in one, so that CI compiles and runs it):\n%s", snippet)
 	}
 }
 

@@ -15,7 +15,7 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.uber.org/goleak v1.3.0
+	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.43.0 // indirect
 )
 

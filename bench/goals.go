@@ -168,6 +168,36 @@ func evaluateGoals(r *Results) []Goal {
 			fmt.Sprintf("%s, %.2f allocations per cycle (includes the suite's locker wrapper; default options, fencing on)", fmtNs(n.NsPerCycle), n.Allocs))
 	}
 
+	// nxkv-server, nxkv over the Redis protocol, as a test double and a
+	// lock server.
+	const needsServer = "redislock over nxkv-server, miniredis and redis-server in the lock workload"
+	ns, okN := lockRow(r, nxkvServerName+" redislock", "uncontended", 1)
+	mr, okM := lockRow(r, "miniredis redislock", "uncontended", 1)
+	rr, okR := lockRow(r, "Redis redislock", "uncontended", 1)
+	if okN || okM || okR {
+		add("redislock cycle on nxkv-server at least 10x faster than on miniredis", needsServer,
+			okN && okM && safeDiv(ns.NsPerCycle, mr.NsPerCycle) <= 0.1, okN && okM,
+			fmt.Sprintf("%s (%s vs %s per Obtain + Release)", fmtTimes(safeDiv(ns.NsPerCycle, mr.NsPerCycle), timeWords), fmtNs(ns.NsPerCycle), fmtNs(mr.NsPerCycle)))
+		add("redislock cycle on nxkv-server at most 1.2x slower than on redis-server", needsServer,
+			okN && okR && safeDiv(ns.NsPerCycle, rr.NsPerCycle) <= 1.2, okN && okR,
+			fmt.Sprintf("%s (%s vs %s per Obtain + Release)", fmtTimes(safeDiv(ns.NsPerCycle, rr.NsPerCycle), timeWords), fmtNs(ns.NsPerCycle), fmtNs(rr.NsPerCycle)))
+	}
+	if len(r.RESP) > 0 {
+		var misses, all []string
+		for _, row := range r.RESP {
+			if row.Server != nxkvServerName {
+				continue
+			}
+			d := fmt.Sprintf("%s -P %d %s", row.Test, row.Pipeline, fmtVs(row.VsRedis, false))
+			all = append(all, d)
+			if row.VsRedis < 1 {
+				misses = append(misses, d)
+			}
+		}
+		add("redis-benchmark: nxkv-server's throughput at least redis-server's", "redis-benchmark, redis-server and nxkv-server",
+			len(misses) == 0, len(all) > 0, strings.Join(all, ", "))
+	}
+
 	for _, m := range r.Memory {
 		if m.Peer == peerEngine && m.WithTTL {
 			add("memory ≤ 130 B/key with a TTL", "", m.BytesPerKy <= 130, true, fmt.Sprintf("%.1f B/key (%d keys)", m.BytesPerKy, m.Keys))

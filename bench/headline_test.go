@@ -110,7 +110,9 @@ func TestSummarizeJobWithoutAlternative(t *testing.T) {
 // TestVerdictsNameTheComparison checks every headline job's verdict names
 // what was compared in words, whichever alternative wins.
 func TestVerdictsNameTheComparison(t *testing.T) {
-	for _, j := range headlineJobs(tinyConfig(), &target{Name: "Redis", Addr: "127.0.0.1:1"}, "") {
+	env := &environment{targets: []*target{{Name: "Redis", Addr: "127.0.0.1:1"}, {Name: "miniredis", Addr: "127.0.0.1:2"},
+		{Name: nxkvServerName, Addr: "127.0.0.1:3"}}}
+	for _, j := range headlineJobs(tinyConfig(), env) {
 		var alts int
 		for _, c := range j.Contestants {
 			if c.Role == alternative {
@@ -129,5 +131,8 @@ func TestVerdictsNameTheComparison(t *testing.T) {
 	}
 	if j := redisLockJob(tinyConfig(), nil, "no redis-server on PATH"); j.Skip == "" {
 		t.Error("redisLockJob without a server: no skip reason")
+	}
+	if j := testDoubleJob(tinyConfig(), &environment{doubleWhy: "nxkv-server: did not start"}); j.Skip == "" {
+		t.Error("testDoubleJob without its servers: no skip reason")
 	}
 }

@@ -8,11 +8,12 @@ import (
 )
 
 // headlineJobs are the questions the default run answers, in the order it
-// answers them. redis is the Redis server the last job runs against (nil:
-// that job is skipped, for the reason why).
-func headlineJobs(cfg config, redis *target, why string) []job {
+// answers them. The last two run against env's servers, and are skipped,
+// saying why, when those are missing.
+func headlineJobs(cfg config, env *environment) []job {
 	hc := cfg.forHead()
-	return []job{kvJob(hc), lockJob(hc), handoffJob(hc), expiryJob(hc), memoryJob(hc), redisLockJob(hc, redis, why)}
+	return []job{kvJob(hc), lockJob(hc), handoffJob(hc), expiryJob(hc), memoryJob(hc),
+		redisLockJob(hc, env.redis(), env.redisWhy), testDoubleJob(hc, env)}
 }
 
 // byName indexes peers of any kind by name.
@@ -287,4 +288,40 @@ func redisLockJob(cfg config, t *target, why string) job {
 // untimedNote says how many hand-offs of r were not timed, and why.
 func untimedNote(r LockRow) string {
 	return fmt.Sprintf("%d of %d hand-offs not timed (the holder was descheduled during its hold)", r.Untimed, r.Untimed+int64(r.Latency.N))
+}
+
+// testDoubleJob: a redislock Obtain + Release through go-redis against the
+// Redis test doubles: nxkv-server (nxkv over the Redis protocol, a process
+// of its own) and miniredis (in this process); real Redis, when present, is
+// the reference.
+func testDoubleJob(cfg config, env *environment) job {
+	j := job{
+		ID:     "resp",
+		Title:  "redislock cycle on a Redis test double",
+		Metric: "time per bsm/redislock Obtain + Release through go-redis, uncontended, 1 goroutine",
+		Words:  timeWords,
+		Unit:   nanoseconds,
+		Rounds: cfg.Reps,
+	}
+	server, mini := env.target(nxkvServerName), env.target("miniredis")
+	if server == nil || mini == nil {
+		j.Skip = env.doubleWhy
+		if j.Skip == "" {
+			j.Skip = "the test doubles were not started"
+		}
+		return j
+	}
+	ps := []lockPeer{redislockPeer(server), redislockPeer(mini)}
+	j.Contestants = []contestant{{Name: ps[0].Name, Role: subject}, {Name: ps[1].Name, Desc: "miniredis", Role: alternative}}
+	if r := env.redis(); r != nil {
+		ps = append(ps, redislockPeer(r))
+		j.Contestants = append(j.Contestants, contestant{Name: ps[2].Name, Role: reference})
+	}
+	peers := byName(ps, func(p lockPeer) string { return p.Name })
+	j.measure = func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
+		return measureLocks(cs, peers, tick, cfg.Reps, func(env *lockEnv, p lockPeer, tag string) *measurement {
+			return measureUncontended(cfg, env, 1, p.Network, tag)
+		}, func(r repCost) float64 { return perSecToNs(r.perSec) })
+	}
+	return j
 }

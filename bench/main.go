@@ -8,13 +8,15 @@
 //
 // The default run answers one question per job first (an embedded KV
 // operation, a lock cycle, a hand-off to a waiter, expiry reclaim, memory per
-// key, and, when a redis-server binary is on PATH, the same lock over
-// Redis): nxkv's cost against the best alternative's, as the median of many
-// interleaved rounds with a 95% confidence interval. The details of each job
-// follow. -full then runs the whole suite: raw operations on a hot and a
-// large key set at 1 and GOMAXPROCS goroutines, the lock cycle uncontended,
-// contended and handing off, expiry (reclamation, reaper CPU, idle cost) and
-// memory per key, with Redis and miniredis peers.
+// key, the same lock over Redis when a redis-server binary is on PATH, and a
+// redislock cycle on nxkv-server, nxkv's Redis-protocol server, against
+// miniredis): nxkv's median cost against the best alternative's, measured in
+// many interleaved rounds, with a 95% confidence interval. The details of
+// each job follow. -full then runs the whole suite: raw operations on a hot
+// and a large key set at 1 and GOMAXPROCS goroutines, the lock cycle
+// uncontended, contended and handing off, redis-benchmark against
+// redis-server and nxkv-server, expiry (reclamation, reaper CPU, idle cost)
+// and memory per key, with Redis, miniredis and nxkv-server peers.
 //
 // Results go to stdout section by section as they are measured; a status
 // line goes to stderr. The run watches the machine (load average, CPU used
@@ -52,9 +54,12 @@ type options struct {
 }
 
 // workloads are the names -only accepts; each headline job belongs to one.
-var workloads = []string{"raw", "locks", "expiry", "memory"}
+var workloads = []string{"raw", "locks", "resp", "expiry", "memory"}
 
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	if addr := os.Getenv(serveEnv); addr != "" {
+		return serveRESP(addr) // the suite's own nxkv-server process
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
@@ -66,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
 	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:fence:* are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
-	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, expiry, memory)")
+	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory)")
 	rounds := fs.Int("rounds", 0, "interleaved rounds per headline job (0: the default, 15)")
 	reps := fs.Int("reps", 0, "repetitions per measurement of the full suite (0: the default, 7)")
 	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
@@ -187,10 +192,10 @@ func execute(w *console, cfg config, o options, env *environment) *Results {
 	}
 	res := &Results{Started: time.Now().UTC(), Mode: mode, Machine: describeMachine(), Versions: peerVersions(), Config: cfg,
 		LoadAtStart: loadAvg()}
-	env.setupRedis(res, o, o.want["raw"] || o.want["locks"])
+	env.setupRedis(res, o, o.want["raw"] || o.want["locks"] || o.want["resp"])
 	printHeader(w, res, env)
 
-	jobs := headlineJobs(cfg, env.redis(), env.redisWhy)
+	jobs := headlineJobs(cfg, env)
 	printHeadlineIntro(w, res, jobs)
 	for _, j := range jobs {
 		if !o.want[j.ID] {
@@ -238,6 +243,9 @@ func runFull(w *console, cfg config, o options, env *environment, res *Results, 
 	if o.want["locks"] {
 		section("locks", func() { runLockWorkload(cfg, env, res) }, func() { printLocks(w, res) })
 	}
+	if o.want["resp"] {
+		section("resp", func() { runRedisBenchmark(cfg, env, res) }, func() { printRESP(w, res) })
+	}
 	if o.want["expiry"] {
 		section("expiry", func() { runExpiryWorkload(cfg, res) }, func() { printExpiry(w, res) })
 	}
@@ -270,9 +278,10 @@ func writeOutputs(res *Results, o options) error {
 
 // environment holds the servers the Redis peers use.
 type environment struct {
-	server   *redisServer // the redis-server we started, if any
-	targets  []*target    // Redis first, then miniredis
-	redisWhy string       // why there is no Redis target, if there is none
+	server    *redisServer // the redis-server we started, if any
+	targets   []*target    // Redis first, then miniredis and nxkv-server
+	redisWhy  string       // why there is no Redis target, if there is none
+	doubleWhy string       // why miniredis or nxkv-server is missing, if one is
 }
 
 // setupRedis decides which Redis targets run: a server at -redis, or one
@@ -283,7 +292,7 @@ func (e *environment) setupRedis(res *Results, o options, needed bool) {
 		return
 	}
 	if o.noRedis {
-		e.redisWhy = "disabled by -no-redis"
+		e.redisWhy, e.doubleWhy = "disabled by -no-redis", "disabled by -no-redis"
 		res.skip("raw+locks", "Redis peers", e.redisWhy)
 		return
 	}
@@ -310,26 +319,34 @@ func (e *environment) setupRedis(res *Results, o options, needed bool) {
 		res.RedisSource = "started on " + s.Addr + " for this run"
 		e.targets = append(e.targets, &target{Name: "Redis", Addr: s.Addr, close: s.Kill})
 	}
-	if !o.full {
-		return
-	}
-	m, err := startMiniredis()
-	if err != nil {
+	// The test doubles: miniredis (in this process) and nxkv-server
+	// (nxkv over the Redis protocol, a process of its own).
+	if m, err := startMiniredis(); err != nil {
+		e.doubleWhy = "miniredis: " + err.Error()
 		res.skip("raw+locks", "miniredis peers", err.Error())
-		return
+	} else {
+		e.targets = append(e.targets, m)
 	}
-	e.targets = append(e.targets, m)
+	if n, err := startNxkvTarget(); err != nil {
+		e.doubleWhy = "nxkv-server: " + err.Error()
+		res.skip("raw+locks", "nxkv-server peers", err.Error())
+	} else {
+		e.targets = append(e.targets, n)
+	}
 }
 
-// redis returns the real Redis target, or nil.
-func (e *environment) redis() *target {
+// target returns the target named name, or nil.
+func (e *environment) target(name string) *target {
 	for _, t := range e.targets {
-		if t.Name == "Redis" {
+		if t.Name == name {
 			return t
 		}
 	}
 	return nil
 }
+
+// redis returns the real Redis target, or nil.
+func (e *environment) redis() *target { return e.target("Redis") }
 
 func (e *environment) kvPeers() []kvPeer {
 	var ps []kvPeer

@@ -34,6 +34,7 @@ type Results struct {
 	HarnessNs   float64     `json:"harness_ns_per_op,omitempty"` // a no-op store through the raw-op loop
 	Raw         []RawRow    `json:"raw,omitempty"`
 	Locks       []LockRow   `json:"locks,omitempty"`
+	RESP        []BenchRow  `json:"resp,omitempty"` // redis-benchmark: nxkv-server vs redis-server
 	Expiry      []ExpiryRow `json:"expiry,omitempty"`
 	Memory      []MemRow    `json:"memory,omitempty"`
 	LockRetries string      `json:"lock_retry_settings,omitempty"`

@@ -33,14 +33,13 @@ type Options struct {
 	// Shards is the number of shards, rounded up to a power of two;
 	// 0 selects the next power of two at or above 8*GOMAXPROCS, at least 16.
 	//
-	// Every operation writes its shard's mutex, so goroutines on different
-	// cores that touch the same shards pass that cache line back and forth
-	// even when their keys differ. Programs whose cores work on disjoint hot
-	// sets scale better with more shards than hot keys (an empty shard
-	// costs about 3.7 KB, mostly its timer wheel): on the 2-core machine of
-	// BENCHMARKS.md two goroutines on disjoint keys ran SET NX PX 1.05x
-	// faster than one with the default 16 shards and 1.52x with 4096 (1.76x
-	// with an engine each); see BenchmarkParallel* in bench_test.go.
+	// Reads take no lock, so any number of cores read any keys without
+	// slowing each other. Writes lock their key's shard: writers on
+	// different cores contend only when their keys share a shard, and pass
+	// the shard's lock word between their caches when they alternate on
+	// one. More shards spread writers further and shorten the pause of a
+	// shard's index doubling; an empty shard costs about 3 KB (its first
+	// index and entry array; its timer wheel comes with its first TTL).
 	Shards int
 	// Clock is the time source for deadlines and the reaper; nil (or
 	// github.com/benbjohnson/clock's clock.New()) selects the fast real

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestParseArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin string
+		want  config
+		err   string
+	}{
+		{"defaults", nil, "", config{port: 6379}, ""},
+		{"flags", []string{"--port", "7000", "--bind", "127.0.0.1", "::1", "--requirepass", "s e"}, "",
+			config{port: 7000, binds: []string{"127.0.0.1", "::1"}, password: "s e"}, ""},
+		{"stdin like tempredis", []string{"-"}, "port 0\nunixsocket /tmp/x.sock\nsave \"\"\nappendonly no\n",
+			config{port: 0, unixSocket: "/tmp/x.sock"}, ""},
+		{"stdin then flags", []string{"-", "--port", "7001"}, "port 0\n", config{port: 7001}, ""},
+		{"comments and quotes", []string{"-"}, "# a comment\n  requirepass 'p w'\n", config{port: 6379, password: "p w"}, ""},
+		{"unknown directive", []string{"-"}, "oops borked\n", config{}, "Bad directive or wrong number of arguments"},
+		{"bad port", []string{"--port", "x"}, "", config{}, "Invalid port"},
+		{"daemonize", []string{"--daemonize", "yes"}, "", config{}, "daemonize yes is not supported"},
+		{"unbalanced", []string{"-"}, "requirepass \"x\n", config{}, "Unbalanced quotes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseArgs(tc.args, strings.NewReader(tc.stdin))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("parseArgs(%q) error = %v, want %q", tc.args, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got.port != tc.want.port || got.unixSocket != tc.want.unixSocket ||
+				got.password != tc.want.password || strings.Join(got.binds, ",") != strings.Join(tc.want.binds, ",") {
+				t.Fatalf("parseArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestBinaryLikeTempredis starts the binary as redsync's tempredis does
+// (config on stdin, ready line on stdout), talks to it, stops it with
+// SIGTERM and checks it exits 0 and removes its unix socket.
+func TestBinaryLikeTempredis(t *testing.T) {
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "nxkv-server")
+	if out, err := exec.Command(goTool(t), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	sock := filepath.Join(tmp, "redis.sock")
+	cmd := exec.Command(bin, "-")
+	cmd.Stdin = strings.NewReader("port 0\nunixsocket " + sock + "\nsave \"\"\n")
+	stdout, _ := cmd.StdoutPipe()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitReady(stdout); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING = %q, %v", line, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	c.Close()
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatalf("unix socket still there after exit: %v", err)
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// dieWithParent is only supported on Linux.
+func dieWithParent() {}

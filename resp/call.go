@@ -1,0 +1,130 @@
+package resp
+
+// This file holds a command's execution context and the argument parsing
+// and error replies the handlers share.
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/nxkv/nxkv/engine"
+)
+
+// Error replies handlers share, as Redis words them.
+const (
+	errSyntax      = "ERR syntax error"
+	errNotInteger  = "ERR value is not an integer or out of range"
+	errNotFloat    = "ERR value is not a valid float"
+	errOverflow    = "ERR increment or decrement would overflow"
+	errNoSuchKey   = "ERR no such key"
+	errDBRange     = "ERR DB index is out of range"
+	errSameObject  = "ERR source and destination objects are the same"
+	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	// errBeyondRange is nxkv's own reply to a deadline Redis would accept
+	// but the engine cannot hold (after year 2262, the end of int64
+	// nanoseconds): an error, never a silently different deadline.
+	errBeyondRange = "ERR expire time beyond the year 2262 is not supported"
+)
+
+// call is one command's execution context.
+type call struct {
+	s    *Server
+	c    *conn // the client (for a script: the client running it)
+	w    replier
+	args [][]byte
+	db   int   // the selected database
+	st   store // that database: its engine, or a transaction inside one
+	cmd  *command
+	// tx reports that the command runs inside an atomic section (MULTI/EXEC
+	// or a script): st is a transaction and the time is frozen.
+	tx  bool
+	txs *txSet // the databases a transaction holds; nil outside one
+	lua *scriptRun
+}
+
+// key returns argument i as a string the engine may keep.
+func (x *call) key(i int) string { return string(x.args[i]) }
+
+// now returns the command's time: the transaction's frozen time inside one.
+func (x *call) now() time.Time { return x.st.Now() }
+
+// atomic runs fn on the selected database with keys' shards locked and one
+// frozen time; inside a transaction it runs at once on it.
+func (x *call) atomic(keys []string, fn func(st store)) {
+	if x.tx {
+		fn(x.st)
+		return
+	}
+	update(x.s.DB(x.db), keys, fn)
+}
+
+// intArg parses argument i as Redis's string2ll, replying the error if it
+// is not an integer.
+func (x *call) intArg(i int) (int64, bool) {
+	n, ok := parseInt(x.args[i])
+	if !ok {
+		x.w.errorReply(errNotInteger)
+	}
+	return n, ok
+}
+
+// equalFold reports whether b equals the lower-case ASCII word s, ignoring
+// case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// invalidExpire is Redis's reply to a bad or overflowing expire time.
+func (x *call) invalidExpire() {
+	x.w.errorReply("ERR invalid expire time in '" + x.cmd.name + "' command")
+}
+
+// engineErr replies the Redis error for an engine error.
+func (x *call) engineErr(err error) {
+	switch err {
+	case engine.ErrInvalidTTL:
+		x.invalidExpire()
+	case engine.ErrSyntax:
+		x.w.errorReply(errSyntax)
+	case engine.ErrNotInteger:
+		x.w.errorReply(errNotInteger)
+	case engine.ErrOverflow:
+		x.w.errorReply(errOverflow)
+	default:
+		x.w.errorReply("ERR " + err.Error())
+	}
+}
+
+// maxEngineMs is the latest deadline the engine holds, in Unix ms.
+const maxEngineMs = math.MaxInt64 / int64(time.Millisecond)
+
+// msTime converts Unix milliseconds to a time.
+func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
+
+// unixMs returns t in Unix milliseconds.
+func unixMs(t time.Time) int64 { return t.UnixMilli() }
+
+// ttlMs rounds a remaining time up to whole milliseconds, which matches
+// Redis's millisecond deadlines read within the same millisecond.
+func ttlMs(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// itoa formats n in base 10.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,436 @@
+package resp
+
+// This file holds the server commands: TIME, INFO, COMMAND and CONFIG.
+
+import (
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RedisVersion is the Redis version the server reports (INFO, HELLO): the
+// release whose replies it reproduces byte for byte, checked by the
+// differential test. It also accepts the newer commands and options its
+// documentation lists (SET IFEQ/IFNE, DELEX, CLIENT SETINFO).
+const RedisVersion = "7.0.15"
+
+func init() {
+	register(
+		&command{name: "time", arity: 1, fn: cmdTime},
+		&command{name: "info", arity: -1, fn: cmdInfo},
+		&command{name: "command", arity: -1, fn: cmdCommand},
+		&command{name: "command|count", arity: 2, fn: cmdCommandCount},
+		&command{name: "command|list", arity: -2, fn: cmdCommandList},
+		&command{name: "command|info", arity: -2, fn: cmdCommandInfo},
+		&command{name: "command|docs", arity: -2, fn: cmdCommandDocs},
+		&command{name: "config", arity: -2, flags: noScript},
+		&command{name: "config|get", arity: -3, flags: noScript, fn: cmdConfigGet},
+		&command{name: "config|set", arity: -4, flags: noScript, fn: cmdConfigSet},
+		&command{name: "config|resetstat", arity: 2, flags: noScript, fn: cmdConfigResetStat},
+	)
+}
+
+// cmdTime replies the current time of the engine's clock (frozen inside a
+// transaction or script), as seconds and microseconds.
+func cmdTime(x *call) {
+	t := x.now()
+	us := t.UnixMicro()
+	x.w.array(2)
+	x.w.bulkString(strconv.FormatInt(us/1e6, 10))
+	x.w.bulkString(strconv.FormatInt(us%1e6, 10))
+}
+
+// infoSections lists INFO's sections in Redis's order; the default ones
+// are those INFO without arguments shows.
+var infoSections = []struct {
+	name string
+	dflt bool
+}{
+	{"server", true}, {"clients", true}, {"memory", true}, {"persistence", true},
+	{"stats", true}, {"replication", true}, {"cpu", true}, {"modules", true},
+	{"errorstats", true}, {"cluster", true}, {"keyspace", true},
+}
+
+func cmdInfo(x *call) {
+	want := map[string]bool{}
+	all := false
+	if len(x.args) == 1 {
+		want["default"] = true
+	}
+	for _, a := range x.args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	if want["all"] || want["everything"] {
+		all = true
+	}
+	var parts []string
+	for _, s := range infoSections {
+		if all || want[s.name] || (want["default"] && s.dflt) {
+			parts = append(parts, x.infoSection(s.name))
+		}
+	}
+	x.w.verbatim(strings.Join(parts, "\r\n"))
+}
+
+// infoSection renders one INFO section, each line ending in CRLF.
+func (x *call) infoSection(name string) string {
+	s := x.s
+	var b strings.Builder
+	line := func(k string, v any) {
+		b.WriteString(k)
+		b.WriteByte(':')
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v)
+		case int:
+			b.WriteString(strconv.Itoa(v))
+		case int64:
+			b.WriteString(strconv.FormatInt(v, 10))
+		}
+		b.WriteString("\r\n")
+	}
+	switch name {
+	case "server":
+		b.WriteString("# Server\r\n")
+		exe, _ := os.Executable()
+		up := int64(time.Since(s.start) / time.Second)
+		line("redis_version", RedisVersion)
+		line("redis_git_sha1", "00000000")
+		line("redis_git_dirty", 0)
+		line("redis_build_id", "0")
+		line("redis_mode", "standalone")
+		line("os", runtime.GOOS+" "+runtime.GOARCH)
+		line("arch_bits", strconv.Itoa(strconv.IntSize))
+		line("multiplexing_api", "go")
+		line("process_id", os.Getpid())
+		line("process_supervised", "no")
+		line("run_id", s.runID)
+		line("tcp_port", s.port())
+		line("server_time_usec", x.now().UnixMicro())
+		line("uptime_in_seconds", up)
+		line("uptime_in_days", up/86400)
+		line("hz", 10)
+		line("configured_hz", 10)
+		line("executable", exe)
+		line("config_file", "")
+		line("io_threads_active", 0)
+		line("nxkv_server", "1")
+	case "clients":
+		b.WriteString("# Clients\r\n")
+		line("connected_clients", s.clients())
+		line("cluster_connections", 0)
+		line("maxclients", 10000)
+		line("blocked_clients", 0)
+		line("tracking_clients", 0)
+	case "memory":
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		b.WriteString("# Memory\r\n")
+		line("used_memory", int64(m.HeapAlloc))
+		line("used_memory_human", humanBytes(int64(m.HeapAlloc)))
+		line("used_memory_rss", int64(m.Sys))
+		line("used_memory_rss_human", humanBytes(int64(m.Sys)))
+		line("used_memory_lua", 0)
+		line("number_of_cached_scripts", s.scripts.count())
+		line("maxmemory", 0)
+		line("maxmemory_human", "0B")
+		line("maxmemory_policy", "noeviction")
+		line("mem_allocator", "go")
+	case "persistence":
+		b.WriteString("# Persistence\r\n")
+		line("loading", 0)
+		line("async_loading", 0)
+		line("rdb_changes_since_last_save", 0)
+		line("rdb_bgsave_in_progress", 0)
+		line("rdb_last_save_time", s.start.Unix())
+		line("rdb_last_bgsave_status", "ok")
+		line("aof_enabled", 0)
+		line("aof_rewrite_in_progress", 0)
+		line("aof_last_bgrewrite_status", "ok")
+		line("aof_last_write_status", "ok")
+	case "stats":
+		b.WriteString("# Stats\r\n")
+		line("total_connections_received", s.conns0.Load())
+		line("total_commands_processed", s.commands.Load())
+		line("rejected_connections", 0)
+		line("expired_keys", 0)
+		line("evicted_keys", 0)
+		line("keyspace_hits", 0)
+		line("keyspace_misses", 0)
+		line("pubsub_channels", 0)
+		line("pubsub_patterns", 0)
+	case "replication":
+		b.WriteString("# Replication\r\n")
+		line("role", "master")
+		line("connected_slaves", 0)
+		line("master_failover_state", "no-failover")
+		line("master_replid", s.runID)
+		line("master_replid2", strings.Repeat("0", 40))
+		line("master_repl_offset", 0)
+		line("second_repl_offset", -1)
+		line("repl_backlog_active", 0)
+	case "cpu":
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		b.WriteString("# CPU\r\n")
+		line("used_cpu_sys", strconv.FormatFloat(float64(ru.Stime.Sec)+float64(ru.Stime.Usec)/1e6, 'f', 6, 64))
+		line("used_cpu_user", strconv.FormatFloat(float64(ru.Utime.Sec)+float64(ru.Utime.Usec)/1e6, 'f', 6, 64))
+	case "modules":
+		b.WriteString("# Modules\r\n")
+	case "errorstats":
+		b.WriteString("# Errorstats\r\n")
+	case "cluster":
+		b.WriteString("# Cluster\r\n")
+		line("cluster_enabled", 0)
+	case "keyspace":
+		b.WriteString("# Keyspace\r\n")
+		for i := range Databases {
+			e := s.existingDB(i)
+			if e == nil || e.Len() == 0 {
+				continue
+			}
+			keys, expires := 0, 0
+			update(e, nil, func(st store) {
+				st.Range(func(k string) bool {
+					keys++
+					if at, ok := st.ExpireTime(k); ok && !at.IsZero() {
+						expires++
+					}
+					return true
+				})
+			})
+			if keys > 0 {
+				line("db"+strconv.Itoa(i), "keys="+strconv.Itoa(keys)+",expires="+strconv.Itoa(expires)+",avg_ttl=0")
+			}
+		}
+	}
+	return b.String()
+}
+
+// humanBytes formats n as Redis's bytesToHuman.
+func humanBytes(n int64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.FormatInt(n, 10) + "B"
+	case n < 1<<20:
+		return strconv.FormatFloat(f/1024, 'f', 2, 64) + "K"
+	case n < 1<<30:
+		return strconv.FormatFloat(f/(1<<20), 'f', 2, 64) + "M"
+	default:
+		return strconv.FormatFloat(f/(1<<30), 'f', 2, 64) + "G"
+	}
+}
+
+// commandNames returns the table's top-level names, sorted.
+func commandNames() []string {
+	names := make([]string, 0, len(commandTable))
+	for n := range commandTable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func cmdCommand(x *call) {
+	if len(x.args) > 1 {
+		// Only the subcommands above exist; lookup rejected the others.
+		x.w.errorReply("ERR unknown subcommand '" + sanitize(truncate(string(x.args[1]), 128)) + "'. Try COMMAND HELP.")
+		return
+	}
+	names := commandNames()
+	x.w.array(len(names))
+	for _, n := range names {
+		writeCommandInfo(x.w, commandTable[n])
+	}
+}
+
+func cmdCommandCount(x *call) { x.w.int(int64(len(commandTable))) }
+
+func cmdCommandList(x *call) {
+	names := commandNames()
+	x.w.array(len(names))
+	for _, n := range names {
+		x.w.bulkString(n)
+	}
+}
+
+func cmdCommandInfo(x *call) {
+	names := x.args[2:]
+	if len(names) == 0 {
+		cmdCommand(&call{s: x.s, c: x.c, w: x.w, args: x.args[:1]})
+		return
+	}
+	x.w.array(len(names))
+	for _, n := range names {
+		if c := find(commandTable, n); c != nil {
+			writeCommandInfo(x.w, c)
+		} else {
+			x.w.null()
+		}
+	}
+}
+
+// cmdCommandDocs replies a short doc map per command (summary and group),
+// enough for redis-cli's hints.
+func cmdCommandDocs(x *call) {
+	var cmds []*command
+	if len(x.args) == 2 {
+		for _, n := range commandNames() {
+			cmds = append(cmds, commandTable[n])
+		}
+	} else {
+		for _, n := range x.args[2:] {
+			if c := find(commandTable, n); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	x.w.mapHeader(len(cmds))
+	for _, c := range cmds {
+		x.w.bulkString(c.name)
+		x.w.mapHeader(2)
+		x.w.bulkString("summary")
+		x.w.bulkString("nxkv implements " + strings.ToUpper(c.name) + " with Redis semantics")
+		x.w.bulkString("group")
+		x.w.bulkString("generic")
+	}
+}
+
+// keySpecs gives first key, last key and step of commands whose keys are
+// not just argument 1.
+var keySpecs = map[string][3]int{
+	"mget": {1, -1, 1}, "mset": {1, -1, 2}, "msetnx": {1, -1, 2},
+	"del": {1, -1, 1}, "unlink": {1, -1, 1}, "exists": {1, -1, 1}, "watch": {1, -1, 1},
+	"rename": {1, 2, 1}, "renamenx": {1, 2, 1}, "copy": {1, 2, 1},
+}
+
+// keyless lists the commands without key arguments.
+var keyless = map[string]bool{
+	"ping": true, "echo": true, "hello": true, "auth": true, "quit": true, "reset": true,
+	"client": true, "time": true, "info": true, "command": true, "config": true,
+	"select": true, "dbsize": true, "flushdb": true, "flushall": true, "multi": true,
+	"exec": true, "discard": true, "unwatch": true, "keys": true, "scan": true,
+	"eval": true, "evalsha": true, "eval_ro": true, "evalsha_ro": true, "script": true,
+}
+
+// writeCommandInfo writes one COMMAND INFO entry (Redis 7's ten fields).
+func writeCommandInfo(w replier, c *command) {
+	w.array(10)
+	w.bulkString(c.name)
+	w.int(int64(c.arity))
+	var flags []string
+	if c.flags&write != 0 {
+		flags = append(flags, "write")
+	} else if !keyless[c.name] {
+		flags = append(flags, "readonly")
+	}
+	if c.flags&noScript != 0 {
+		flags = append(flags, "noscript")
+	}
+	if c.flags&noAuth != 0 {
+		flags = append(flags, "no_auth")
+	}
+	if strings.HasPrefix(c.name, "eval") {
+		flags = append(flags, "movablekeys")
+	}
+	w.set(len(flags))
+	for _, f := range flags {
+		w.simple(f)
+	}
+	spec, ok := keySpecs[c.name]
+	if !ok && !keyless[c.name] {
+		spec = [3]int{1, 1, 1}
+	}
+	for _, n := range spec {
+		w.int(int64(n))
+	}
+	w.set(0) // ACL categories
+	w.array(0)
+	w.array(0)
+	w.array(0)
+}
+
+// configGet returns the configuration parameters CONFIG GET reports.
+func (s *Server) configGet() map[string]string {
+	return map[string]string{
+		"save":                      "",
+		"appendonly":                "no",
+		"databases":                 strconv.Itoa(Databases),
+		"maxmemory":                 "0",
+		"maxmemory-policy":          "noeviction",
+		"maxclients":                "10000",
+		"timeout":                   "0",
+		"tcp-keepalive":             "300",
+		"port":                      strconv.Itoa(s.port()),
+		"bind":                      s.bindAddrs(),
+		"unixsocket":                s.unixSocket(),
+		"requirepass":               s.password(),
+		"proto-max-bulk-len":        strconv.Itoa(s.maxBulk()),
+		"client-query-buffer-limit": strconv.Itoa(maxQueryBuffer),
+		"notify-keyspace-events":    "",
+		"lua-time-limit":            "5000",
+		"busy-reply-threshold":      "5000",
+		"io-threads":                "1",
+		"cluster-enabled":           "no",
+		"replica-read-only":         "yes",
+		"slave-read-only":           "yes",
+		"appendfsync":               "everysec",
+		"hz":                        "10",
+		"loglevel":                  "notice",
+		"protected-mode":            "no",
+	}
+}
+
+func cmdConfigGet(x *call) {
+	cfg := x.s.configGet()
+	var keys []string
+	for k := range cfg {
+		for _, p := range x.args[2:] {
+			if globMatch(strings.ToLower(string(p)), k) {
+				keys = append(keys, k)
+				break
+			}
+		}
+	}
+	sort.Strings(keys)
+	x.w.mapHeader(len(keys))
+	for _, k := range keys {
+		x.w.bulkString(k)
+		x.w.bulkString(cfg[k])
+	}
+}
+
+// cmdConfigSet accepts the settings that have a meaning here (requirepass)
+// and those that are safe to ignore in memory (persistence); any other is
+// Redis's unknown-option error, never a silently ignored setting.
+func cmdConfigSet(x *call) {
+	if len(x.args)%2 != 0 {
+		x.w.errorReply("ERR wrong number of arguments for 'config|set' command")
+		return
+	}
+	for i := 2; i < len(x.args); i += 2 {
+		switch strings.ToLower(string(x.args[i])) {
+		case "save", "appendonly", "appendfsync", "loglevel":
+		case "requirepass":
+		default:
+			x.w.errorReply("ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(string(x.args[i])) + "'")
+			return
+		}
+	}
+	for i := 2; i < len(x.args); i += 2 {
+		if equalFold(x.args[i], "requirepass") {
+			x.s.setPassword(string(x.args[i+1]))
+		}
+	}
+	x.w.simple("OK")
+}
+
+func cmdConfigResetStat(x *call) {
+	x.s.commands.Store(0)
+	x.w.simple("OK")
+}

@@ -1,0 +1,83 @@
+// Package resp serves an nxkv engine over the Redis protocol, so that code
+// written for Redis (go-redis, redigo, rueidis, bsm/redislock,
+// go-redsync/redsync, redis-cli) runs against nxkv unchanged: in tests, in
+// place of a real Redis or miniredis, and as a small lock server
+// (cmd/nxkv-server).
+//
+// # Model
+//
+// A Server holds 16 databases (SELECT 0-15). Database 0 is the engine in
+// Options.Engine, or one the server creates; the others are created on
+// first use with the same clock. A caller that passes its own engine shares
+// it: keys, locks and waiters are the same whether reached through the
+// engine's Go API (for example a lockapi client on the in-process backend)
+// or through RESP.
+//
+// On Linux, TCP and unix-socket connections are served by event loops (one
+// per two cores), as Redis serves them: a loop waits on epoll for readable
+// sockets, reads what arrived, runs every complete request and writes the
+// replies, so pipelined requests cost one read and one write. Elsewhere,
+// and for the in-memory connections of Dial, each connection has a
+// goroutine doing the same. Requests are parsed as RESP2/RESP3 multibulk
+// or inline commands. Malformed input gets Redis's protocol error reply
+// and closes only that connection. Requests are held to Redis's limits (512
+// MB bulk strings, 2^31-1 arguments, 64 KB inline requests and headers, and
+// 10 arguments of at most 16 KB before AUTH when a password is set); memory
+// grows only with the bytes a client actually sends, never with a length it
+// declares.
+//
+// # Atomicity and time
+//
+// A single-key command is one engine call: atomic and linearizable, with
+// the clock read once, inside it. Multi-key commands (MGET, MSET, RENAME,
+// COPY, ...) run in one engine section (engine.Update) over their keys.
+// MULTI/EXEC and Lua scripts run in one section over the whole database
+// (every database, when the transaction or script may reach others through
+// SELECT, MOVE, COPY or FLUSHALL), with one frozen time per database, as in
+// Redis: they are atomic against every other client and every direct engine
+// call. WATCH uses the engine's change notifications; EXEC also aborts when
+// a watched key expired, as Redis 7 does.
+//
+// Time comes from the engine's clock: the wall clock by default, so keys
+// expire on their own (lazily on access, and by the engine's reaper); or an
+// injected clock (engine.Options.Clock, or Options.Clock for an engine the
+// server creates), so a test moves time and keys expire, and waiters wake,
+// at once. TIME reports that clock, frozen inside scripts and transactions.
+//
+// # Replies
+//
+// Replies, error texts and RESP2/RESP3 shapes are Redis 7.0.15's (the
+// version RedisVersion reports), compared byte for byte with a real
+// redis-server by the package's differential test. nxkv stores strings
+// only: commands of other data types, and any command not implemented,
+// reply Redis's unknown-command error, never a wrong answer. Beyond 7.0 it
+// implements SET IFEQ/IFNE and DELEX (Redis 8.4) and CLIENT SETINFO (7.2).
+// CLIENT TRACKING is accepted but sends no invalidation messages, so
+// clients must not rely on server-assisted client-side caching. A deadline
+// beyond the engine's range (after the year 2262), which Redis would
+// accept, is an error rather than a different deadline.
+//
+// # Lua
+//
+// Scripts run on github.com/yuin/gopher-lua with Redis 7's environment:
+// the same globals (bit included; cjson, cmsgpack and struct are not
+// provided), read-only globals and libraries, redis.call, pcall,
+// error_reply, status_reply, sha1hex, log and setresp, and Redis's
+// conversions between Lua values and replies. Each script is compiled once
+// and each interpreter instantiates it once; interpreters are pooled and
+// reused, and one whose shared tables a script managed to change is
+// discarded. Error texts produced by the Lua implementation itself (syntax
+// errors, "attempt to index ...") are gopher-lua's, and Lua's tostring
+// prints non-integral numbers with Go's shortest form rather than "%.14g".
+// A script that runs longer than five seconds is stopped with an error
+// (Redis would let it run and answer BUSY to others; here it holds the
+// engine's locks).
+//
+// # Tests
+//
+// RunT and NewT start a server on a free loopback port and close it with
+// the test; Dial connects without any socket (go-redis's Options.Dialer);
+// Get, Set, SetTTL, TTL, Del, Keys and FlushAll read and steer state
+// directly; InjectFault and SetError make commands fail or connections
+// drop.
+package resp

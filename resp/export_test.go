@@ -1,0 +1,79 @@
+package resp
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"time"
+)
+
+// PlantUnlockedScripts makes s run scripts without their atomic section (a
+// planted bug for the linearizability test).
+func PlantUnlockedScripts(s *Server) { s.unlockedScripts = true }
+
+// fakeConn is a net.Conn reading a fixed input and recording what is
+// written.
+type fakeConn struct {
+	in  *bytes.Reader
+	out bytes.Buffer
+}
+
+func (f *fakeConn) Read(p []byte) (int, error)       { return f.in.Read(p) }
+func (f *fakeConn) Write(p []byte) (int, error)      { return f.out.Write(p) }
+func (f *fakeConn) Close() error                     { return nil }
+func (f *fakeConn) LocalAddr() net.Addr              { return memAddr{} }
+func (f *fakeConn) RemoteAddr() net.Addr             { return memAddr{} }
+func (f *fakeConn) SetDeadline(time.Time) error      { return nil }
+func (f *fakeConn) SetReadDeadline(time.Time) error  { return nil }
+func (f *fakeConn) SetWriteDeadline(time.Time) error { return nil }
+
+// Serve runs one connection of s over input on the calling goroutine
+// until the input ends or the server closes the connection, and returns
+// what the server wrote.
+func Serve(s *Server, input []byte) []byte {
+	fc := &fakeConn{in: bytes.NewReader(input)}
+	c := newConn(s, fc)
+	c.serve()
+	c.unwatchAll()
+	return fc.out.Bytes()
+}
+
+// Parse feeds input to a request reader in chunks of the given size and
+// returns the requests parsed, the first error, and the largest read buffer
+// it allocated.
+func Parse(input []byte, chunk int) (reqs [][]string, err error, maxBuf int) {
+	r := newReader(&chunkReader{b: input, n: chunk})
+	for {
+		args, err := r.next()
+		maxBuf = max(maxBuf, cap(r.buf))
+		if err != nil {
+			return reqs, err, maxBuf
+		}
+		req := make([]string, len(args))
+		for i, a := range args {
+			req[i] = string(a)
+		}
+		reqs = append(reqs, req)
+	}
+}
+
+// chunkReader returns at most n bytes per Read.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), c.n)], c.b)
+	c.b = c.b[n:]
+	return n, nil
+}
+
+// IsProtocolError reports whether err is a protocol violation.
+func IsProtocolError(err error) bool {
+	_, ok := err.(protoError)
+	return ok
+}

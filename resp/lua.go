@@ -1,0 +1,794 @@
+package resp
+
+// This file holds the Lua interpreters that run scripts: a pool of
+// gopher-lua states set up like Redis 7's (the same globals, read-only
+// libraries and globals, the redis.* API), the conversions between Lua
+// values and replies, and the error handler that words errors as Redis.
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// scriptTimeout is how long a script may run before it is stopped with an
+// error. Redis lets a long script run and answers BUSY to everyone else; a
+// script here holds the engine's locks, so it is stopped instead.
+const scriptTimeout = 5 * time.Second
+
+// maxLuaDepth bounds the nesting of tables converted to replies, as
+// Redis's Lua stack limit does.
+const maxLuaDepth = 1000
+
+// vm is one Lua interpreter with the scripts it has instantiated. It is
+// used by one script at a time (taken from and returned to the pool).
+type vm struct {
+	L      *lua.LState
+	env    *lua.LTable   // the read-only global table scripts see
+	libs   []*lua.LTable // read-only library proxies, checked after each run
+	fns    map[string]*lua.LFunction
+	gen    uint64 // the script cache generation fns belongs to
+	cancel context.CancelFunc
+	timer  *time.Timer // stops a script running past scriptTimeout
+	run    *scriptRun  // the script running now
+	runBuf scriptRun   // reused for every run
+	args   []lua.LValue
+	handle *lua.LFunction // the error handler
+}
+
+// vmPool keeps idle interpreters; creating one costs about a millisecond.
+type vmPool struct {
+	mu   sync.Mutex
+	free []*vm // guarded by mu
+}
+
+const maxIdleVMs = 8
+
+func (p *vmPool) get() *vm {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		v := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return v
+	}
+	p.mu.Unlock()
+	return newVM()
+}
+
+func (p *vmPool) put(v *vm) {
+	p.mu.Lock()
+	if len(p.free) < maxIdleVMs {
+		p.free = append(p.free, v)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	v.close()
+}
+
+func (p *vmPool) close() {
+	p.mu.Lock()
+	free := p.free
+	p.free = nil
+	p.mu.Unlock()
+	for _, v := range free {
+		v.close()
+	}
+}
+
+func (v *vm) close() {
+	v.timer.Stop()
+	v.cancel()
+	v.L.Close()
+}
+
+// readonlyErr is Redis's error for writing to a global or a library.
+const readonlyErr = "Attempt to modify a readonly table"
+
+// newVM builds an interpreter with Redis 7.0's globals: the base functions
+// it keeps, coroutine, string, math, table, bit and the redis API, all
+// read-only; reading an undefined global is an error.
+func newVM() *vm {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 20})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	v := &vm{L: L, fns: map[string]*lua.LFunction{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	v.cancel = cancel
+	L.SetContext(ctx)
+	v.timer = time.AfterFunc(time.Hour, cancel)
+	v.timer.Stop()
+
+	g := L.G.Global
+	for _, name := range []string{"dofile", "loadfile", "print", "_printregs", "module", "require",
+		"getfenv", "setfenv", "newproxy", "_GOPHER_LUA_VERSION", "package"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	g.RawSetString("collectgarbage", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	g.RawSetString("rawset", L.NewFunction(v.rawset))
+	g.RawSetString("error", L.NewFunction(luaError))
+	g.RawSetString("bit", newBitLib(L))
+	g.RawSetString("redis", v.newRedisLib())
+
+	// Libraries become read-only proxies.
+	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis"} {
+		real := g.RawGetString(name).(*lua.LTable)
+		p := v.readonly(real)
+		g.RawSetString(name, p)
+		if name == "string" {
+			mt := L.NewTable()
+			mt.RawSetString("__index", p)
+			mt.RawSetString("__metatable", lua.LFalse)
+			L.SetMetatable(lua.LString(""), mt)
+		}
+	}
+	// Globals: scripts read them through env, whose misses go to g, whose
+	// misses are an error; writes to env are an error.
+	gmt := L.NewTable()
+	gmt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		return 0
+	}))
+	L.SetMetatable(g, gmt)
+	v.env = L.NewTable()
+	emt := L.NewTable()
+	emt.RawSetString("__index", g)
+	emt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(readonlyErr)
+		return 0
+	}))
+	emt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(v.env, emt)
+	g.RawSetString("_G", v.env)
+	L.Env = v.env
+	v.handle = L.NewFunction(v.errorHandler)
+	return v
+}
+
+// luaError is Lua 5.1's error: numbers, like strings, get the position of
+// the caller prefixed.
+func luaError(L *lua.LState) int {
+	obj := L.CheckAny(1)
+	level := L.OptInt(2, 1)
+	if n, ok := obj.(lua.LNumber); ok {
+		obj = lua.LString(formatLuaNumber(float64(n)))
+	}
+	L.Error(obj, level)
+	return 0
+}
+
+// readonly returns an empty table that reads through to t and refuses
+// writes.
+func (v *vm) readonly(t *lua.LTable) *lua.LTable {
+	L := v.L
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(readonlyErr)
+		return 0
+	}))
+	mt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(p, mt)
+	v.libs = append(v.libs, p)
+	return p
+}
+
+// rawset is Lua's rawset, refusing the read-only tables as Redis does.
+func (v *vm) rawset(L *lua.LState) int {
+	t := L.CheckTable(1)
+	if t == v.env {
+		L.Error(lua.LString(readonlyErr), 0)
+	}
+	for _, p := range v.libs {
+		if t == p {
+			L.Error(lua.LString(readonlyErr), 0)
+		}
+	}
+	key := L.CheckAny(2)
+	L.RawSet(t, key, L.CheckAny(3))
+	L.SetTop(1)
+	return 1
+}
+
+// clean reports whether a run left the shared tables as they were; a state
+// that fails is discarded rather than reused.
+func (v *vm) clean() bool {
+	for _, p := range v.libs {
+		if k, _ := p.Next(lua.LNil); k != lua.LNil {
+			return false
+		}
+	}
+	n := 0
+	for k, _ := v.env.Next(lua.LNil); k != lua.LNil; k, _ = v.env.Next(k) {
+		if s, ok := k.(lua.LString); !ok || (s != "KEYS" && s != "ARGV") {
+			return false
+		}
+		n++
+	}
+	return n <= 2
+}
+
+// compile parses and compiles a script body as Redis names it
+// ("user_script"), or returns Redis's compile error text.
+func compile(src string) (*lua.FunctionProto, string) {
+	chunk, err := parse.Parse(strings.NewReader(src), "user_script")
+	if err != nil {
+		msg := err.Error()
+		if pe, ok := err.(*parse.Error); ok {
+			if pe.Pos.Line == parse.EOF {
+				msg = "user_script: " + pe.Message + " near '<eof>'"
+			} else {
+				msg = "user_script:" + strconv.Itoa(pe.Pos.Line) + ": " + pe.Message + " near '" + pe.Token + "'"
+			}
+		}
+		return nil, "ERR Error compiling script (new function): " + sanitize(strings.TrimSpace(msg))
+	}
+	proto, err := lua.Compile(chunk, "user_script")
+	if err != nil {
+		return nil, "ERR Error compiling script (new function): " + sanitize(strings.TrimSpace(err.Error()))
+	}
+	// A chunk is a vararg function; one that does not use "..." would get
+	// Lua 5.0's "arg" table, built on every call. Scripts get no arguments
+	// that way (KEYS and ARGV are globals), so skip it.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return proto, ""
+}
+
+// sha1hex returns the lower-case hex SHA1 of s, as Redis names scripts.
+func sha1hex(s string) string {
+	h := sha1.Sum([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// scriptRun is the context of one script execution.
+type scriptRun struct {
+	s        *Server
+	c        *conn
+	db       int
+	st       store
+	txs      *txSet
+	sha      string
+	readOnly bool // EVAL_RO, EVALSHA_RO
+	resp     int  // the protocol redis.call replies are converted from (setresp)
+	x        call // reused for redis.call
+	rep      luaReplier
+	argv     [][]byte
+}
+
+// execute runs the script's function on v inside the atomic section the
+// caller holds, writing its result (or error) to w.
+func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w replier) {
+	L := v.L
+	v.run = run
+	defer func() { v.run = nil }()
+	// One string holds every key and argument; the Lua strings share it.
+	n := 0
+	for _, a := range keys {
+		n += len(a)
+	}
+	for _, a := range argv {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	for _, a := range keys {
+		buf = append(buf, a...)
+	}
+	for _, a := range argv {
+		buf = append(buf, a...)
+	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is never written again
+	kt := L.CreateTable(len(keys), 0)
+	off := 0
+	for i, k := range keys {
+		kt.RawSetInt(i+1, lua.LString(all[off:off+len(k)]))
+		off += len(k)
+	}
+	at := L.CreateTable(len(argv), 0)
+	for i, a := range argv {
+		at.RawSetInt(i+1, lua.LString(all[off:off+len(a)]))
+		off += len(a)
+	}
+	v.env.RawSetString("KEYS", kt)
+	v.env.RawSetString("ARGV", at)
+	fn.Env = v.env
+
+	v.timer.Reset(scriptTimeout)
+	L.Push(fn)
+	err := L.PCall(0, 1, v.handle)
+	if !v.timer.Stop() {
+		err = &lua.ApiError{Object: errTable(L, "ERR Script killed after running for "+scriptTimeout.String())}
+	}
+	if err != nil {
+		writeLuaError(w, err, run.sha)
+		return
+	}
+	ret := L.Get(-1)
+	L.Pop(1)
+	writeLua(w, ret, run.resp, 0)
+}
+
+// errTable returns {err=msg}.
+func errTable(L *lua.LState, msg string) *lua.LTable {
+	t := L.CreateTable(0, 1)
+	t.RawSetString("err", lua.LString(msg))
+	return t
+}
+
+// errorHandler is Redis's error handler: a string error becomes {err="ERR
+// <msg>"}, and the error gets the source and line of the Lua code that
+// raised it.
+func (v *vm) errorHandler(L *lua.LState) int {
+	e := L.Get(1)
+	t, ok := e.(*lua.LTable)
+	if !ok {
+		t = errTable(L, "ERR "+lua.LVAsString(luaToString(e)))
+	}
+	for level := 1; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" {
+			continue
+		}
+		t.RawSetString("source", lua.LString("@"+dbg.Source))
+		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+		break
+	}
+	L.Push(t)
+	return 1
+}
+
+// luaToString is Lua's tostring for error values (nil prints "nil").
+func luaToString(v lua.LValue) lua.LValue {
+	switch v := v.(type) {
+	case lua.LString:
+		return v
+	case lua.LNumber:
+		return lua.LString(formatLuaNumber(float64(v)))
+	default:
+		return lua.LString(v.String())
+	}
+}
+
+// formatLuaNumber formats n as Lua 5.1's tostring ("%.14g").
+func formatLuaNumber(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
+}
+
+// writeLuaError replies a script's runtime error as Redis: "<err> script:
+// <sha>, on @user_script:<line>.".
+func writeLuaError(w replier, err error, sha string) {
+	var obj lua.LValue = lua.LNil
+	if ae, ok := err.(*lua.ApiError); ok {
+		obj = ae.Object
+	}
+	t, ok := obj.(*lua.LTable)
+	if !ok {
+		w.errorReply("ERR Error running script " + sha + ", " + truncate(sanitize(lua.LVAsString(luaToString(obj))), 100))
+		return
+	}
+	msg := lua.LVAsString(t.RawGetString("err"))
+	src, line := t.RawGetString("source"), t.RawGetString("line")
+	msg = strings.TrimLeft(msg, "-")
+	if src != lua.LNil && line != lua.LNil {
+		msg += " script: " + sha + ", on " + lua.LVAsString(src) + ":" + lua.LVAsString(luaToString(line)) + "."
+	}
+	w.errorReply(sanitize(msg))
+}
+
+// writeLua converts a script's return value to a reply with Redis's rules:
+// strings are bulk strings, numbers integers (truncated), true 1 and false
+// nil (RESP2 script replies) or booleans (after redis.setresp(3)), tables
+// with err or ok errors and status replies, {double=}, {map=} and {set=}
+// their RESP3 types, and other tables arrays up to the first nil.
+func writeLua(w replier, v lua.LValue, resp, depth int) {
+	switch v := v.(type) {
+	case lua.LString:
+		w.bulkString(string(v))
+	case lua.LNumber:
+		w.int(luaInt(float64(v)))
+	case lua.LBool:
+		switch {
+		case resp == 3:
+			w.boolean(bool(v))
+		case bool(v):
+			w.int(1)
+		default:
+			w.null()
+		}
+	case *lua.LTable:
+		if depth > maxLuaDepth {
+			w.errorReply("ERR reached lua stack limit")
+			return
+		}
+		if e, ok := v.RawGetString("err").(lua.LString); ok {
+			w.errorReply(sanitize(errorCode(string(e))))
+			return
+		}
+		if s, ok := v.RawGetString("ok").(lua.LString); ok {
+			w.simple(sanitize(string(s)))
+			return
+		}
+		if d, ok := v.RawGetString("double").(lua.LNumber); ok {
+			w.double(float64(d))
+			return
+		}
+		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
+			n := 0
+			m.ForEach(func(lua.LValue, lua.LValue) { n++ })
+			w.mapHeader(n)
+			m.ForEach(func(k, val lua.LValue) {
+				writeLua(w, k, resp, depth+1)
+				writeLua(w, val, resp, depth+1)
+			})
+			return
+		}
+		if s, ok := v.RawGetString("set").(*lua.LTable); ok {
+			n := 0
+			s.ForEach(func(lua.LValue, lua.LValue) { n++ })
+			w.set(n)
+			s.ForEach(func(k, _ lua.LValue) { writeLua(w, k, resp, depth+1) })
+			return
+		}
+		n := 0
+		for v.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		w.array(n)
+		for i := 1; i <= n; i++ {
+			writeLua(w, v.RawGetInt(i), resp, depth+1)
+		}
+	default:
+		w.null()
+	}
+}
+
+// errorCode returns an error table's text as sent: a leading '-' is
+// dropped, since the reply adds its own.
+func errorCode(s string) string { return strings.TrimPrefix(s, "-") }
+
+// luaInt converts a Lua number to an integer reply as Redis's C cast does
+// on x86-64: truncation, and the minimum int64 for NaN and out-of-range
+// values.
+func luaInt(f float64) int64 {
+	if math.IsNaN(f) || f >= 9223372036854775808.0 || f < -9223372036854775808.0 {
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// luaArg converts a redis.call argument: strings as they are, numbers as
+// Redis 7.0 prints them ("%.17g"); ok is false for other types.
+func luaArg(v lua.LValue) ([]byte, bool) {
+	switch v := v.(type) {
+	case lua.LString:
+		return unsafe.Slice(unsafe.StringData(string(v)), len(v)), true
+	case lua.LNumber:
+		return []byte(strconv.FormatFloat(float64(v), 'g', 17, 64)), true
+	}
+	return nil, false
+}
+
+// newRedisLib returns the redis table: call, pcall, error_reply,
+// status_reply, sha1hex, log, setresp and the no-op replication controls.
+func (v *vm) newRedisLib() *lua.LTable {
+	L := v.L
+	t := L.NewTable()
+	fns := map[string]lua.LGFunction{
+		"call":    func(L *lua.LState) int { return v.redisCall(L, true) },
+		"pcall":   func(L *lua.LState) int { return v.redisCall(L, false) },
+		"setresp": v.setResp,
+		"error_reply": func(L *lua.LState) int {
+			s, ok := L.Get(1).(lua.LString)
+			if L.GetTop() != 1 || !ok {
+				L.Push(errTable(L, "ERR wrong number or type of arguments"))
+				return 1
+			}
+			msg := string(s)
+			if !strings.HasPrefix(msg, "-") {
+				msg = "-" + msg
+			}
+			L.Push(errTable(L, errFromReply(msg)))
+			return 1
+		},
+		"status_reply": func(L *lua.LState) int {
+			s, ok := L.Get(1).(lua.LString)
+			if L.GetTop() != 1 || !ok {
+				L.Push(errTable(L, "ERR wrong number or type of arguments"))
+				return 1
+			}
+			st := L.CreateTable(0, 1)
+			st.RawSetString("ok", s)
+			L.Push(st)
+			return 1
+		},
+		"sha1hex": func(L *lua.LState) int {
+			if L.GetTop() != 1 {
+				L.Error(errTable(L, "ERR wrong number of arguments"), 0)
+			}
+			L.Push(lua.LString(sha1hex(L.ToString(1))))
+			return 1
+		},
+		"log": func(L *lua.LState) int {
+			if L.GetTop() < 2 {
+				L.Error(errTable(L, "ERR redis.log() requires two arguments or more."), 0)
+			}
+			if _, ok := L.Get(1).(lua.LNumber); !ok {
+				L.Error(errTable(L, "ERR First argument must be a number (log level)."), 0)
+			}
+			return 0
+		},
+		"set_repl":           func(L *lua.LState) int { return 0 },
+		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
+		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
+		"debug":              func(L *lua.LState) int { return 0 },
+		"acl_check_cmd":      func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
+	}
+	for name, fn := range fns {
+		if fn != nil {
+			t.RawSetString(name, L.NewFunction(fn))
+		}
+	}
+	for name, n := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
+		t.RawSetString(name, lua.LNumber(n))
+	}
+	t.RawSetString("REDIS_VERSION", lua.LString(RedisVersion))
+	maj, min, patch := 7, 0, 15
+	t.RawSetString("REDIS_VERSION_NUM", lua.LNumber(maj<<16|min<<8|patch))
+	return t
+}
+
+// errFromReply turns an error reply ("-CODE msg" or "msg") into the text
+// of a Lua error table: Redis keeps the code, or adds ERR when the text has
+// none.
+func errFromReply(s string) string {
+	if strings.HasPrefix(s, "-") {
+		body := s[1:]
+		i := strings.IndexByte(body, ' ')
+		if i < 0 {
+			return "ERR " + strings.TrimRight(body, "\r\n")
+		}
+		return body[:i] + " " + strings.TrimRight(body[i+1:], "\r\n")
+	}
+	return "ERR " + strings.TrimRight(s, "\r\n")
+}
+
+func (v *vm) setResp(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		L.Error(errTable(L, "ERR redis.setresp() requires one argument."), 0)
+	}
+	n, ok := L.Get(1).(lua.LNumber)
+	if !ok || (n != 2 && n != 3) {
+		L.Error(errTable(L, "ERR RESP version must be 2 or 3."), 0)
+	}
+	v.run.resp = int(n)
+	return 0
+}
+
+// redisCall is redis.call (raise true) and redis.pcall: it runs a command
+// inside the script's section and converts its reply; a command error is
+// raised by call and returned as {err=...} by pcall.
+func (v *vm) redisCall(L *lua.LState, raise bool) int {
+	run := v.run
+	fail := func(msg string) int {
+		t := errTable(L, msg)
+		if raise {
+			L.Error(t, 0)
+		}
+		L.Push(t)
+		return 1
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return fail("ERR Please specify at least one argument for this redis lib call")
+	}
+	args := run.argv[:0]
+	for i := 1; i <= n; i++ {
+		a, ok := luaArg(L.Get(i))
+		if !ok {
+			return fail("ERR Lua redis lib command arguments must be strings or integers")
+		}
+		args = append(args, a)
+	}
+	run.argv = args
+	cmd, _ := lookup(args)
+	if cmd == nil {
+		c := find(commandTable, args[0])
+		if c == nil || (c.subs != nil && len(args) > 1 && find(c.subs, args[1]) == nil) {
+			return fail("ERR Unknown Redis command called from script")
+		}
+		return fail("ERR Wrong number of args calling Redis command from script")
+	}
+	if cmd.flags&noScript != 0 {
+		return fail("ERR This Redis command is not allowed from script")
+	}
+	if run.readOnly && cmd.flags&write != 0 {
+		return fail("ERR Write commands are not allowed from read-only scripts.")
+	}
+	rep := &run.rep
+	rep.reset(L, run.resp)
+	x := &run.x
+	*x = call{s: run.s, c: run.c, w: rep, args: args, db: run.db, st: run.st, cmd: cmd, tx: true, txs: run.txs, lua: run}
+	run.s.commands.Add(1)
+	cmd.fn(x)
+	out := rep.result()
+	if t, ok := out.(*lua.LTable); ok && rep.isErr && raise {
+		L.Error(t, 0)
+	}
+	L.Push(out)
+	return 1
+}
+
+// luaReplier converts a command's reply to Lua values as Redis does for
+// redis.call: integers numbers, bulk strings strings, nil false, status
+// {ok=}, errors {err=}, arrays tables; after setresp(3) RESP3 types map to
+// {map=}, {set=}, {double=}, booleans and nil.
+type luaReplier struct {
+	L     *lua.LState
+	resp  int
+	stack []luaAgg
+	out   lua.LValue
+	isErr bool
+}
+
+// luaAgg is an aggregate being filled.
+type luaAgg struct {
+	t     *lua.LTable
+	inner *lua.LTable // for maps and sets, the table under map= / set=
+	left  int         // elements still expected
+	kind  byte        // '*', '%', '~'
+	key   lua.LValue  // a map's pending key
+	n     int
+}
+
+var _ replier = (*luaReplier)(nil)
+
+func (r *luaReplier) reset(L *lua.LState, resp int) {
+	r.L, r.resp, r.out, r.isErr = L, resp, lua.LNil, false
+	r.stack = r.stack[:0]
+}
+
+func (r *luaReplier) result() lua.LValue { return r.out }
+
+func (r *luaReplier) resp3() bool { return r.resp == 3 }
+
+// add places a finished value in the enclosing aggregate, or as the result.
+func (r *luaReplier) add(v lua.LValue) {
+	for {
+		if len(r.stack) == 0 {
+			r.out = v
+			return
+		}
+		top := &r.stack[len(r.stack)-1]
+		switch top.kind {
+		case '%':
+			if top.key == nil {
+				top.key = v
+				return // a key completes nothing yet
+			}
+			top.inner.RawSet(top.key, v)
+			top.key = nil
+		case '~':
+			top.inner.RawSet(v, lua.LTrue)
+		default:
+			top.n++
+			top.t.RawSetInt(top.n, v)
+		}
+		top.left--
+		if top.left > 0 {
+			return
+		}
+		v = top.t
+		r.stack = r.stack[:len(r.stack)-1]
+	}
+}
+
+func (r *luaReplier) simple(s string) {
+	t := r.L.CreateTable(0, 1)
+	t.RawSetString("ok", lua.LString(s))
+	r.add(t)
+}
+
+func (r *luaReplier) errorReply(s string) {
+	if len(r.stack) == 0 {
+		r.isErr = true
+	}
+	r.add(errTable(r.L, errFromReply("-"+s)))
+}
+
+func (r *luaReplier) int(n int64)         { r.add(lua.LNumber(n)) }
+func (r *luaReplier) bulk(b []byte)       { r.add(lua.LString(b)) }
+func (r *luaReplier) bulkString(s string) { r.add(lua.LString(s)) }
+func (r *luaReplier) verbatim(s string)   { r.add(lua.LString(s)) }
+func (r *luaReplier) nullArray()          { r.null() }
+func (r *luaReplier) array(n int)         { r.open('*', n) }
+func (r *luaReplier) double(f float64)    { r.doubleValue(f) }
+func (r *luaReplier) mapHeader(n int)     { r.open('%', n) }
+func (r *luaReplier) set(n int)           { r.open('~', n) }
+func (r *luaReplier) boolean(b bool)      { r.boolValue(b) }
+func (r *luaReplier) null()               { r.nullValue() }
+
+func (r *luaReplier) nullValue() {
+	if r.resp == 3 {
+		r.add(lua.LNil)
+		return
+	}
+	r.add(lua.LFalse)
+}
+
+func (r *luaReplier) boolValue(b bool) {
+	if r.resp == 3 {
+		r.add(lua.LBool(b))
+		return
+	}
+	if b {
+		r.add(lua.LNumber(1))
+	} else {
+		r.add(lua.LNumber(0))
+	}
+}
+
+func (r *luaReplier) doubleValue(f float64) {
+	if r.resp == 3 {
+		t := r.L.CreateTable(0, 1)
+		t.RawSetString("double", lua.LNumber(f))
+		r.add(t)
+		return
+	}
+	r.add(lua.LString(formatDouble(f)))
+}
+
+// open starts an aggregate of n elements: an array table, or in RESP3 a
+// {map=} or {set=} table (RESP2 flattens maps into arrays).
+func (r *luaReplier) open(kind byte, n int) {
+	if r.resp != 3 && kind == '%' {
+		kind, n = '*', 2*n
+	}
+	if r.resp != 3 && kind == '~' {
+		kind = '*'
+	}
+	t := r.L.CreateTable(0, 0)
+	agg := luaAgg{t: t, left: n, kind: kind, inner: t}
+	switch kind {
+	case '%':
+		agg.inner = r.L.NewTable()
+		t.RawSetString("map", agg.inner)
+	case '~':
+		agg.inner = r.L.NewTable()
+		t.RawSetString("set", agg.inner)
+	}
+	if n == 0 {
+		r.add(t)
+		return
+	}
+	r.stack = append(r.stack, agg)
+}

@@ -1,0 +1,170 @@
+package resp
+
+// This file encodes replies in RESP2 or RESP3.
+
+import (
+	"math"
+	"strconv"
+)
+
+// replier receives one command's reply. The writer encodes it for the
+// client; inside Lua, a script replier turns it into Lua values. Aggregates
+// are a header (array, mapHeader, set) followed by their elements.
+type replier interface {
+	simple(s string)
+	// errorReply sends s, which starts with an error code ("ERR ...",
+	// "WRONGTYPE ...").
+	errorReply(s string)
+	int(n int64)
+	bulk(b []byte)
+	bulkString(s string)
+	// null is a missing value: RESP2's nil bulk string, RESP3's null.
+	null()
+	// nullArray is RESP2's nil array (an aborted EXEC), RESP3's null.
+	nullArray()
+	array(n int)
+	// mapHeader starts n key-value pairs: a RESP3 map, a flat array of 2n
+	// elements in RESP2.
+	mapHeader(n int)
+	// set starts n elements: a RESP3 set, an array in RESP2.
+	set(n int)
+	// double is a RESP3 double, a bulk string in RESP2.
+	double(f float64)
+	// boolean is a RESP3 boolean, the integer 1 or 0 in RESP2.
+	boolean(b bool)
+	// verbatim is a RESP3 verbatim string of format "txt", a bulk string in
+	// RESP2.
+	verbatim(s string)
+	// resp3 reports whether RESP3 shapes are in use.
+	resp3() bool
+}
+
+// writer buffers one connection's replies; the connection flushes it to
+// the socket outside every engine critical section.
+type writer struct {
+	buf   []byte
+	proto int // 2 or 3
+}
+
+var _ replier = (*writer)(nil)
+
+func (w *writer) resp3() bool { return w.proto == 3 }
+
+func (w *writer) simple(s string) {
+	w.buf = append(w.buf, '+')
+	w.buf = append(w.buf, s...)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+func (w *writer) errorReply(s string) {
+	w.buf = append(w.buf, '-')
+	w.buf = append(w.buf, s...)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+func (w *writer) int(n int64) {
+	w.buf = append(w.buf, ':')
+	w.buf = strconv.AppendInt(w.buf, n, 10)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+func (w *writer) header(c byte, n int) {
+	w.buf = append(w.buf, c)
+	w.buf = strconv.AppendInt(w.buf, int64(n), 10)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+func (w *writer) bulk(b []byte) {
+	w.header('$', len(b))
+	w.buf = append(w.buf, b...)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+func (w *writer) bulkString(s string) {
+	w.header('$', len(s))
+	w.buf = append(w.buf, s...)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+func (w *writer) null() {
+	if w.proto == 3 {
+		w.buf = append(w.buf, "_\r\n"...)
+	} else {
+		w.buf = append(w.buf, "$-1\r\n"...)
+	}
+}
+
+func (w *writer) nullArray() {
+	if w.proto == 3 {
+		w.buf = append(w.buf, "_\r\n"...)
+	} else {
+		w.buf = append(w.buf, "*-1\r\n"...)
+	}
+}
+
+func (w *writer) array(n int) { w.header('*', n) }
+
+func (w *writer) mapHeader(n int) {
+	if w.proto == 3 {
+		w.header('%', n)
+	} else {
+		w.header('*', 2*n)
+	}
+}
+
+func (w *writer) set(n int) {
+	if w.proto == 3 {
+		w.header('~', n)
+	} else {
+		w.header('*', n)
+	}
+}
+
+func (w *writer) double(f float64) {
+	if w.proto != 3 {
+		w.bulkString(formatDouble(f))
+		return
+	}
+	w.buf = append(w.buf, ',')
+	switch {
+	case math.IsInf(f, 1):
+		w.buf = append(w.buf, "inf"...)
+	case math.IsInf(f, -1):
+		w.buf = append(w.buf, "-inf"...)
+	case math.IsNaN(f):
+		w.buf = append(w.buf, "nan"...)
+	default:
+		w.buf = append(w.buf, formatDouble(f)...)
+	}
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+func (w *writer) boolean(b bool) {
+	switch {
+	case w.proto != 3 && b:
+		w.buf = append(w.buf, ":1\r\n"...)
+	case w.proto != 3:
+		w.buf = append(w.buf, ":0\r\n"...)
+	case b:
+		w.buf = append(w.buf, "#t\r\n"...)
+	default:
+		w.buf = append(w.buf, "#f\r\n"...)
+	}
+}
+
+func (w *writer) verbatim(s string) {
+	if w.proto != 3 {
+		w.bulkString(s)
+		return
+	}
+	w.header('=', len(s)+4)
+	w.buf = append(w.buf, "txt:"...)
+	w.buf = append(w.buf, s...)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+// formatDouble formats f as Redis replies doubles (%.17g): the shortest
+// form that reads back the same value.
+func formatDouble(f float64) string {
+	return strconv.FormatFloat(f, 'g', 17, 64)
+}
