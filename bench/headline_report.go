@@ -9,7 +9,7 @@ import (
 
 // printHeader says what runs, where, and against which servers.
 func printHeader(w io.Writer, r *Results, env *environment) {
-	what := "the headline, about a minute; -full runs every workload, about 6-8 minutes"
+	what := "the headline, about a minute; -full runs every workload, about 8-10 minutes"
 	if r.Mode == "full" {
 		what = "the headline, then every workload"
 	}

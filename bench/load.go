@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -18,7 +19,7 @@ type cpuSnapshot struct {
 	total float64       // every state
 	idle  float64       // idle + iowait
 	steal float64       // taken by the hypervisor for other guests
-	self  time.Duration // this process and its redis-server, user+system
+	self  time.Duration // this process and its children, user+system
 	ok    bool          // /proc/stat was readable
 }
 
@@ -27,7 +28,7 @@ type cpuSnapshot struct {
 const clockTick = 100
 
 func readCPU() cpuSnapshot {
-	s := cpuSnapshot{at: time.Now(), self: cpuTime() + serverCPU()}
+	s := cpuSnapshot{at: time.Now(), self: cpuTime() + childrenCPU()}
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return s
@@ -59,9 +60,16 @@ func readCPU() cpuSnapshot {
 	return s
 }
 
-// serverCPU is the CPU time of the redis-server processes this process
-// started: they do the suite's own work, not other processes'.
-func serverCPU() time.Duration {
+// childrenCPU is the CPU time of this process's children: those still
+// running (the redis-server and nxkv-server it started, a redis-benchmark)
+// read from /proc, and those that ended and were waited for, from
+// getrusage. They do the suite's own work, not other processes'.
+func childrenCPU() time.Duration {
+	var ru syscall.Rusage
+	var done time.Duration
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		done = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	self := os.Getpid()
 	var ticks float64
@@ -73,8 +81,8 @@ func serverCPU() time.Duration {
 		// "pid (comm) state ppid ... utime stime ...": comm may hold
 		// spaces, so the fields are counted from the last ')'.
 		st := string(b)
-		open, end := strings.IndexByte(st, '('), strings.LastIndexByte(st, ')')
-		if open < 0 || end < open || st[open+1:end] != "redis-server" {
+		end := strings.LastIndexByte(st, ')')
+		if end < 0 {
 			continue
 		}
 		f := strings.Fields(st[end+1:])
@@ -88,7 +96,7 @@ func serverCPU() time.Duration {
 		k, _ := strconv.ParseFloat(f[12], 64)
 		ticks += u + k
 	}
-	return time.Duration(ticks / clockTick * float64(time.Second))
+	return done + time.Duration(ticks/clockTick*float64(time.Second))
 }
 
 // loadAvg reads the 1-minute load average, or -1.

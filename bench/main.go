@@ -3,7 +3,7 @@
 // and says how they compare.
 //
 //	go run ./bench                  # the headline, about a minute, no server needed
-//	go run ./bench -full            # every workload and peer, about 6-8 minutes
+//	go run ./bench -full            # every workload and peer, about 8-10 minutes
 //	go run ./bench -full -json r.json -svg charts/ -md BENCHMARKS.md
 //
 // The default run answers one question per job first (an embedded KV
@@ -63,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.BoolVar(&o.full, "full", false, "after the headline, run every workload with every peer (about 6-8 minutes)")
+	fs.BoolVar(&o.full, "full", false, "after the headline, run every workload with every peer (about 8-10 minutes)")
 	fs.StringVar(&o.jsonOut, "json", "", "write every figure to `FILE` as JSON")
 	fs.StringVar(&o.svgDir, "svg", "", "write bar charts with error bars (headline.svg and one per section) into `DIR`")
 	fs.StringVar(&o.mdOut, "md", "", "write the report as Markdown to `FILE` (BENCHMARKS.md), linking the -svg charts")
@@ -210,7 +210,7 @@ func execute(w *console, cfg config, o options, env *environment) *Results {
 	if o.full {
 		runFull(w, cfg, o, env, res, mon)
 	} else {
-		fmt.Fprintf(w, "\nEvery workload at more sizes, goroutine counts and peers: go run ./bench -full (about 6-8 minutes).\n")
+		fmt.Fprintf(w, "\nEvery workload at more sizes, goroutine counts and peers: go run ./bench -full (about 8-10 minutes).\n")
 	}
 	res.Busy = mon.between(start, readCPU())
 	res.Elapsed = time.Since(res.Started).Round(time.Second).String()

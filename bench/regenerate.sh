@@ -3,7 +3,7 @@
 # (bench/results/latest.json) from one full run of the suite on a clean
 # checkout of the current commit, so that no uncommitted work is measured.
 # Run it from anywhere in the repository when the machine is quiet; it takes
-# about 7 minutes and starts its own redis-server if one is on PATH.
+# about 9 minutes and starts its own redis-server if one is on PATH.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 commit=$(git -C "$root" rev-parse --short HEAD)
