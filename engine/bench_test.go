@@ -367,11 +367,12 @@ func benchParallelEngine(b *testing.B, ttl time.Duration, op func(e *Engine, k s
 					e := New(Options{Shards: shards})
 					b.Cleanup(func() { e.Close() })
 					for _, k := range keys {
-						if ttl > 0 {
+						switch {
+						case ttl > 0:
 							e.SetPX(k, "v", ttl)
-						} else {
+						case ttl == 0:
 							e.Set(k, "v")
-						}
+						} // ttl < 0: no keys stored
 					}
 					return func(k string) bool { return op(e, k) }
 				})
@@ -391,6 +392,21 @@ func BenchmarkParallelGet(b *testing.B) {
 func BenchmarkParallelSetNXPX(b *testing.B) {
 	benchParallelEngine(b, time.Hour, func(e *Engine, k string) bool {
 		ok, _ := e.SetNXPX(k, "w", time.Second)
+		return ok
+	})
+}
+
+// BenchmarkParallelSet overwrites keys: every operation locks its shard.
+func BenchmarkParallelSet(b *testing.B) {
+	benchParallelEngine(b, 0, func(e *Engine, k string) bool { e.Set(k, "w"); return true })
+}
+
+// BenchmarkParallelLockCycle acquires and releases locks on distinct keys:
+// an insert and a delete, each locking its shard.
+func BenchmarkParallelLockCycle(b *testing.B) {
+	benchParallelEngine(b, -1, func(e *Engine, k string) bool {
+		ok, _ := e.SetNXPX(k, "tok", 30*time.Second)
+		e.CompareAndDelete(k, "tok")
 		return ok
 	})
 }

@@ -61,7 +61,10 @@
 // at now == D. An expired key is absent for every operation, reads and writes
 // alike, whether or not it has been reclaimed yet. Empty keys and values are
 // valid. Invalid arguments return ErrInvalidTTL or ErrSyntax and change
-// nothing.
+// nothing. The engine keeps the key and value strings a write stores (never
+// copying them); calls that only read or delete (Get, Exists, PTTL, Del,
+// GetDel, CompareAndDelete and the like) keep nothing they are given, and
+// Watch keeps its key only until the watch ends.
 //
 // # Clock
 //

@@ -128,19 +128,17 @@ func (e *Engine) appendLiveLocked(s *shardT, buf []string, c *opClock) []string 
 // Flush deletes every key, as Redis FLUSHDB, atomically: it locks every
 // shard. Watchers of deleted keys fire. Fencing counters are kept, so fences
 // still grow across a Flush. It is safe for concurrent use.
-func (e *Engine) Flush() {
-	e.Update(nil, func(tx *Tx) {
-		for _, i := range tx.shards {
-			s := e.m.ShardAt(i)
-			for key := range s.Aux.watchers {
-				if _, _, ok := s.FindLocked(e.m.Hash(key), key); ok {
-					e.notifyLocked(s, key)
-				}
-			}
-			s.ClearLocked()
-			s.Aux.wheel = nil
+func (e *Engine) Flush() { e.Update(nil, (*Tx).Flush) }
+
+// flushLocked deletes every key of s, waking the watchers of those held.
+func (e *Engine) flushLocked(s *shardT) {
+	for key := range s.Aux.watchers {
+		if _, _, ok := s.FindLocked(e.m.Hash(key), key); ok {
+			e.notifyLocked(s, key)
 		}
-	})
+	}
+	s.ClearLocked()
+	s.Aux.wheel = nil
 }
 
 // lockShards locks the shards of keys (every shard when keys is empty) in

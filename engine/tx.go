@@ -51,9 +51,7 @@ type Tx struct {
 
 // shard returns key's hash and shard, which must be locked by this section.
 func (tx *Tx) shard(key string) (*shardT, uint64) {
-	if tx.done {
-		panic("engine: Tx used after its Update returned")
-	}
+	tx.check()
 	h := tx.e.m.Hash(key)
 	s, i := tx.e.m.Shard(h)
 	if !tx.all {
@@ -201,13 +199,39 @@ func (tx *Tx) CompareAndPExpire(key, value string, ttl time.Duration) (bool, err
 	return tx.e.compareAndPExpireLocked(s, h, key, value, ttl, &tx.c)
 }
 
+// Len is Engine.Len over the section's shards: every key when Update locked
+// every shard, counting expired keys not yet reclaimed (as Redis DBSIZE).
+// Unlike Engine.Len it is an atomic snapshot.
+func (tx *Tx) Len() int {
+	tx.check()
+	n := 0
+	for _, i := range tx.shards {
+		n += tx.e.m.ShardAt(i).LenLocked()
+	}
+	return n
+}
+
+// Flush deletes every key of the section's shards (Engine.Flush when
+// Update locked every shard), waking the watchers of the keys it deletes.
+func (tx *Tx) Flush() {
+	tx.check()
+	for _, i := range tx.shards {
+		tx.e.flushLocked(tx.e.m.ShardAt(i))
+	}
+}
+
+// check panics if tx is used after its Update returned.
+func (tx *Tx) check() {
+	if tx.done {
+		panic("engine: Tx used after its Update returned")
+	}
+}
+
 // Range calls fn with every live key of the section's shards (all keys when
 // Update locked every shard) until fn returns false. fn may use tx; keys
 // it writes or deletes meanwhile may or may not be visited.
 func (tx *Tx) Range(fn func(key string) bool) {
-	if tx.done {
-		panic("engine: Tx used after its Update returned")
-	}
+	tx.check()
 	var buf []string
 	for _, i := range tx.shards {
 		buf = tx.e.appendLiveLocked(tx.e.m.ShardAt(i), buf[:0], &tx.c)

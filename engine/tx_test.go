@@ -128,6 +128,20 @@ func TestUpdateEveryShard(t *testing.T) {
 	if n := e.Len(); n != 99 {
 		t.Fatalf("Len() = %d, want 99", n)
 	}
+	ch, stop := e.Watch("k7")
+	defer stop()
+	e.Update(nil, func(tx *Tx) {
+		if n := tx.Len(); n != 99 {
+			t.Errorf("tx.Len() = %d, want 99", n)
+		}
+		tx.Flush()
+		if n := tx.Len(); n != 0 {
+			t.Errorf("tx.Len() after tx.Flush() = %d, want 0", n)
+		}
+	})
+	if !closed(ch) {
+		t.Fatal("tx.Flush did not wake the watcher of a deleted key")
+	}
 }
 
 func TestScanVisitsEachKeyOnce(t *testing.T) {
