@@ -41,25 +41,33 @@ func TestBurnHelper(t *testing.T) {
 	}
 }
 
-// TestLoadMonitorSeesOtherProcess starts a process that burns a core and
-// requires the monitor to count it as other processes' CPU. The burner is orphaned at once,
-// since the suite's own descendants count as its own work.
-func TestLoadMonitorSeesOtherProcess(t *testing.T) {
+// burn runs cmd (a burner: this test binary on TestBurnHelper for 0.5 s)
+// under a load monitor and returns the CPU snapshots around it and the
+// monitor's view of the stretch.
+func burn(t *testing.T, cmd *exec.Cmd) (a, b cpuSnapshot, got Busy) {
+	t.Helper()
 	if !readCPU().ok {
 		t.Skip("no /proc/stat")
 	}
 	m := startLoadMonitor()
 	defer m.Close()
-	a := readCPU()
-	// The shell exits at once, so the burner is not this process's
-	// descendant when it ends (getrusage would count a reaped grandchild
-	// as ours); its inherited output pipe tells us when it is done.
-	cmd := exec.Command("sh", "-c", `"$0" -test.run='^TestBurnHelper$' -test.count=1 &`, os.Args[0])
+	a = readCPU()
 	cmd.Env = append(os.Environ(), burnEnv+"=500ms")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("burner: %v\n%s", err, out)
 	}
-	got := m.between(a, readCPU())
+	b = readCPU()
+	return a, b, m.between(a, b)
+}
+
+// TestLoadMonitorSeesOtherProcess burns a core in another process and
+// requires the monitor to count it as other processes' CPU. The burner is
+// orphaned at once: the suite's own descendants count as its own work.
+func TestLoadMonitorSeesOtherProcess(t *testing.T) {
+	// The shell exits at once, so the burner is not this process's
+	// descendant when it ends (getrusage would count a reaped grandchild
+	// as ours); its inherited output pipe tells us when it is done.
+	_, _, got := burn(t, exec.Command("sh", "-c", `"$0" -test.run='^TestBurnHelper$' -test.count=1 &`, os.Args[0]))
 	// 0.5 s of one core over the window (process start-up included), with
 	// some slack for the burner's scheduling.
 	if want := 0.6 * 0.5 / (got.Seconds * float64(runtime.NumCPU())) * 100; got.OtherPct < want {
@@ -71,18 +79,7 @@ func TestLoadMonitorSeesOtherProcess(t *testing.T) {
 // suite's redis-server or redis-benchmark would: that is the suite's own
 // work, not a busy machine.
 func TestLoadMonitorCountsChildrenAsOwn(t *testing.T) {
-	if !readCPU().ok {
-		t.Skip("no /proc/stat")
-	}
-	m := startLoadMonitor()
-	defer m.Close()
-	a := readCPU()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBurnHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), burnEnv+"=500ms")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("burner: %v\n%s", err, out)
-	}
-	b := readCPU()
+	a, b, _ := burn(t, exec.Command(os.Args[0], "-test.run=^TestBurnHelper$", "-test.count=1"))
 	if own := b.self - a.self; own < 300*time.Millisecond {
 		t.Errorf("a child burned a core for 0.5 s, but the suite's own CPU grew by %v", own)
 	}
