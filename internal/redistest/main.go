@@ -26,7 +26,10 @@ import (
 // that line goes straight to the go command's standard output (through
 // /proc/PPID/fd/1, when it is a terminal or a pipe), where it appears next
 // to the package's "ok" line. With -v, -json, or a failing package it is
-// printed in the package's own output instead.
+// printed in the package's own output instead. A result go test replays
+// from its cache ("ok ... (cached)") ran nothing and prints no line; the
+// cache ignores files outside the module, so installing redis-server does
+// not invalidate it either: go test -count=1 runs the tests again.
 func Main(m *testing.M) {
 	redisLog = captureRedisLog()
 	code := m.Run()
