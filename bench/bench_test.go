@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nxkv/nxkv/internal/redistest"
 )
 
 // tinyConfig runs every workload in well under a second per peer.
@@ -35,6 +29,17 @@ func tinyConfig() config {
 		SweepEvery:     10 * time.Millisecond,
 		MemKeys:        1 << 13,
 		ReclaimTimeout: 3 * time.Second,
+		Head: headConfig{
+			Rounds:       6,
+			RepDur:       2 * time.Millisecond,
+			LockDur:      20 * time.Millisecond,
+			Warmup:       time.Millisecond,
+			ExpiryKeys:   2048,
+			ExpiryRounds: 2,
+			ExpiryLead:   50 * time.Millisecond,
+			MemKeys:      1 << 12,
+			MemRounds:    6,
+		},
 	}
 }
 
@@ -149,9 +154,7 @@ func checkRawRows(rows []RawRow) []string {
 }
 
 func TestRawWorkloadTiny(t *testing.T) {
-	cfg := tinyConfig()
-	res := &Results{Config: cfg}
-	runRawWorkload(cfg, inprocKVPeers(), res)
+	res := fullRun(t).res
 	for _, b := range checkRawRows(res.Raw) {
 		t.Error(b)
 	}
@@ -307,9 +310,7 @@ func checkLockRows(rows []LockRow) []string {
 }
 
 func TestLockWorkloadTiny(t *testing.T) {
-	cfg := tinyConfig()
-	res := &Results{Config: cfg}
-	runLockWorkload(cfg, &environment{}, res)
+	res := fullRun(t).res
 	if len(res.Locks) == 0 {
 		t.Fatal("no lock rows")
 	}
@@ -319,12 +320,8 @@ func TestLockWorkloadTiny(t *testing.T) {
 }
 
 func TestExpiryWorkloadTiny(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for real deadlines (about 5 s)")
-	}
-	cfg := tinyConfig()
-	res := &Results{Config: cfg}
-	runExpiryWorkload(cfg, res)
+	res := fullRun(t).res
+	cfg := res.Config
 	seen := map[string]int{}
 	for _, r := range res.Expiry {
 		seen[r.Peer]++
@@ -351,9 +348,7 @@ func TestExpiryWorkloadTiny(t *testing.T) {
 }
 
 func TestMemoryWorkloadTiny(t *testing.T) {
-	cfg := tinyConfig()
-	res := &Results{Config: cfg}
-	runMemoryWorkload(cfg, res)
+	res := fullRun(t).res
 	for _, m := range res.Memory {
 		// 32 B/key are the strings alone; anything near or above 10 kB
 		// per key means the measurement is broken.
@@ -366,99 +361,11 @@ func TestMemoryWorkloadTiny(t *testing.T) {
 	}
 }
 
-// TestReportFormats renders a small real run as tables, JSON and SVG.
-func TestReportFormats(t *testing.T) {
-	cfg := tinyConfig()
-	res := &Results{Config: cfg, Mode: "tiny", Machine: describeMachine(), Versions: peerVersions(), Started: time.Now()}
-	runRawWorkload(cfg, inprocKVPeers()[1:3], res)
-	runLockWorkload(cfg, &environment{}, res)
-	res.Memory = []MemRow{{Peer: peerEngine, Keys: 10, BytesPerKy: 120}, {Peer: peerEngine, WithTTL: true, Keys: 10, BytesPerKy: 130}}
-	res.Expiry = []ExpiryRow{{Peer: "x", Scenario: "together", Keys: 1, ReclaimMs: -1}}
-	res.skip("raw", "Redis peers", "test")
-
-	res.Targets = evaluateTargets(res)
-	var out bytes.Buffer
-	printReport(&out, res)
-	for _, want := range []string{"## Raw operations", "## Lock cycle", "## Expiry", "## Memory per key", "Not available", "never", "## Targets"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("report lacks %q", want)
-		}
-	}
-
-	path := filepath.Join(t.TempDir(), "r.json")
-	if err := writeJSON(path, res); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Results
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatalf("JSON does not parse: %v", err)
-	}
-	if len(back.Raw) != len(res.Raw) || len(back.Locks) != len(res.Locks) || len(back.Memory) != len(res.Memory) {
-		t.Errorf("JSON round trip: %d/%d/%d rows, want %d/%d/%d", len(back.Raw), len(back.Locks), len(back.Memory),
-			len(res.Raw), len(res.Locks), len(res.Memory))
-	}
-
-	svg := renderSVG(res)
-	if err := wellFormed(svg); err != nil {
-		t.Fatalf("SVG is not well-formed XML: %v", err)
-	}
-	for _, want := range []string{"<svg", "Raw operations", "Lock cycle", "Memory per key"} {
-		if !bytes.Contains(svg, []byte(want)) {
-			t.Errorf("SVG lacks %q", want)
-		}
-	}
-	if err := wellFormed(renderSVG(&Results{})); err != nil {
-		t.Errorf("empty SVG is not well-formed: %v", err)
-	}
-}
-
-func wellFormed(b []byte) error {
-	d := xml.NewDecoder(bytes.NewReader(b))
-	for {
-		_, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func TestWellFormedCatchesBrokenXML(t *testing.T) {
-	if err := wellFormed([]byte(`<svg><text>a & b</text></svg>`)); err == nil {
-		t.Error("wellFormed(unescaped &) = nil, want an error")
-	}
-	if got := xmlEscape(`a<b>&"c"`); got != "a&lt;b&gt;&amp;&quot;c&quot;" {
-		t.Errorf("xmlEscape = %q", got)
-	}
-}
-
-func TestRunRejectsBadFlags(t *testing.T) {
-	if code := run([]string{"-only", "nonsense"}); code != 2 {
-		t.Errorf("run(-only nonsense) = %d, want 2", code)
-	}
-	if code := run([]string{"-peers", "("}); code != 2 {
-		t.Errorf("run(-peers '(') = %d, want 2", code)
-	}
-	if code := run([]string{"-no-such-flag"}); code != 2 {
-		t.Errorf("run(-no-such-flag) = %d, want 2", code)
-	}
-}
-
-// requireRedis skips when redis-server is missing, unless NXKV_REQUIRE_REDIS=1.
+// requireRedis starts a redis-server for the test the way the suite does,
+// or skips the test (fails it under NXKV_REQUIRE_REDIS=1) without one.
 func requireRedis(t *testing.T) *redisServer {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("NXKV_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not on PATH and NXKV_REQUIRE_REDIS=1")
-		}
-		t.Skip("redis-server not on PATH")
-	}
+	redistest.Binary(t)
 	s, err := startRedis()
 	if err != nil {
 		t.Fatalf("startRedis: %v", err)
@@ -526,52 +433,6 @@ func TestRedisServerKilled(t *testing.T) {
 	}
 	if v, err := redisVersion(addr); err == nil {
 		t.Fatalf("redisVersion(%s) = %s after close, want an error", addr, v)
-	}
-}
-
-func TestEvaluateTargets(t *testing.T) {
-	row := func(peer, op string, ns float64) RawRow {
-		return RawRow{Peer: peer, Op: op, Keys: 1024, Goroutines: 1, NsPerOp: ns, OpsPerSec: summary{Median: 1e9 / ns}}
-	}
-	find := func(ts []Target, name string) Target {
-		for _, x := range ts {
-			if strings.HasPrefix(x.Name, name) {
-				return x
-			}
-		}
-		return Target{}
-	}
-	tests := []struct {
-		name     string
-		engineNs float64
-		xsyncNs  float64
-		want     string
-	}{
-		{name: "within 1.5x", engineNs: 14, xsyncNs: 10, want: "met"},
-		{name: "twice as slow", engineNs: 20, xsyncNs: 10, want: "MISSED"},
-	}
-	for _, tt := range tests {
-		r := &Results{Config: config{HotKeys: 1024, BigKeys: 1 << 20}}
-		for _, op := range rawOps() {
-			r.Raw = append(r.Raw, row(peerEngine, op.Name, tt.engineNs), row(peerXsync, op.Name, tt.xsyncNs), row(peerOtter, op.Name, 100))
-		}
-		got := find(evaluateTargets(r), "raw ops without TTL")
-		if got.Status != tt.want {
-			t.Errorf("%s: status = %q, want %q (%s)", tt.name, got.Status, tt.want, got.Detail)
-		}
-	}
-	// A missing peer is n/a, never met.
-	r := &Results{Config: config{HotKeys: 1024}, Raw: []RawRow{row(peerEngine, "Get", 10)}}
-	if got := find(evaluateTargets(r), "raw ops without TTL"); got.Status != "n/a" {
-		t.Errorf("without xsync: status = %q, want n/a", got.Status)
-	}
-	// Lock targets: 500x is a miss.
-	r = &Results{Locks: []LockRow{
-		{Peer: "nxkv lockapi (in-process)", Scenario: "uncontended", Goroutines: 1, CyclesPS: summary{Median: 5e6}, NsPerCycle: 200},
-		{Peer: baselineLockPeer, Scenario: "uncontended", Goroutines: 1, CyclesPS: summary{Median: 1e4}, NsPerCycle: 1e5},
-	}}
-	if got := find(evaluateTargets(r), "lock cycle: nxkv in process"); got.Status != "MISSED" {
-		t.Errorf("500x: status = %q, want MISSED (%s)", got.Status, got.Detail)
 	}
 }
 

@@ -1,6 +1,6 @@
 module github.com/nxkv/nxkv/bench
 
-go 1.26.0
+go 1.25.0
 
 require github.com/nxkv/nxkv v0.0.0
 
@@ -9,14 +9,14 @@ require (
 	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/bsm/redislock v0.9.4
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/go-redsync/redsync/v4 v4.17.0
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/puzpuzpuz/xsync/v4 v4.5.0
-	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.uber.org/goleak v1.3.0
-	golang.org/x/sys v0.48.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sys v0.43.0 // indirect
 )
 
 replace github.com/nxkv/nxkv => ../

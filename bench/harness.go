@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"runtime"
 	"runtime/metrics"
@@ -13,8 +12,8 @@ import (
 	"time"
 )
 
-// config sizes one run of the suite. defaultConfig and quickConfig are the
-// two modes of the command; tests use tinyConfig.
+// config sizes one run of the suite: the headline jobs (Head) and the full
+// suite (-full, the other fields). Tests use tinyConfig.
 type config struct {
 	Reps       int           // repetitions per measurement; the median is reported
 	RepDur     time.Duration // length of one repetition of a raw-op measurement
@@ -32,8 +31,34 @@ type config struct {
 	MemKeys    int           // keys in the memory measurement
 	// ReclaimTimeout bounds waiting for a store to reclaim expired keys.
 	ReclaimTimeout time.Duration
+	// Head sizes the headline jobs.
+	Head headConfig
 	// Peers, when set, selects the peers whose name it matches (-peers).
 	Peers *regexp.Regexp `json:"-"`
+}
+
+// headConfig sizes the headline jobs: small key sets and short
+// repetitions, but many interleaved rounds, so that the ratios between
+// contestants are stable on a busy machine.
+type headConfig struct {
+	Rounds       int           // rounds of the KV, lock and hand-off jobs
+	RepDur       time.Duration // one KV repetition
+	LockDur      time.Duration // one lock or hand-off repetition
+	Warmup       time.Duration
+	ExpiryKeys   int
+	ExpiryRounds int
+	ExpiryLead   time.Duration
+	MemKeys      int
+	MemRounds    int
+}
+
+// forHead returns c with the headline's sizes in the fields the workload
+// functions read.
+func (c config) forHead() config {
+	h := c.Head
+	c.Reps, c.RepDur, c.LockDur, c.Warmup = h.Rounds, h.RepDur, h.LockDur, h.Warmup
+	c.ExpiryKeys, c.ExpiryLead, c.MemKeys = h.ExpiryKeys, h.ExpiryLead, h.MemKeys
+	return c
 }
 
 // want reports whether the peer named name runs.
@@ -56,23 +81,18 @@ func defaultConfig() config {
 		SweepEvery:     100 * time.Millisecond,
 		MemKeys:        1 << 20,
 		ReclaimTimeout: 5 * time.Second,
+		Head: headConfig{
+			Rounds:       15,
+			RepDur:       20 * time.Millisecond,
+			LockDur:      40 * time.Millisecond,
+			Warmup:       10 * time.Millisecond,
+			ExpiryKeys:   1 << 16,
+			ExpiryRounds: 10,
+			ExpiryLead:   150 * time.Millisecond,
+			MemKeys:      1 << 17,
+			MemRounds:    6,
+		},
 	}
-}
-
-func quickConfig() config {
-	c := defaultConfig()
-	c.Reps = 3
-	c.RepDur = 10 * time.Millisecond
-	c.Warmup = 5 * time.Millisecond
-	c.BigKeys = 1 << 16
-	c.LockDur = 30 * time.Millisecond
-	c.ExpiryKeys = 1 << 15
-	c.ExpiryLead = 300 * time.Millisecond
-	c.Spread = 300 * time.Millisecond
-	c.IdleWindow = 250 * time.Millisecond
-	c.MemKeys = 1 << 16
-	c.ReclaimTimeout = 2 * time.Second
-	return c
 }
 
 // summary is the median of the repetitions and their range.
@@ -197,9 +217,4 @@ func partition(keys []string, g int) [][]string {
 		r.Shuffle(len(out[i]), func(a, b int) { out[i][a], out[i][b] = out[i][b], out[i][a] })
 	}
 	return out
-}
-
-// progress prints a line on stderr.
-func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "[%s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }

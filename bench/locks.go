@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	mrand "math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,7 @@ const (
 const pollDelay = time.Millisecond
 
 // lockRetrySettings documents the retry settings for the report.
-const lockRetrySettings = "polling clients retry every 1 ms: go-redis baseline and map+Mutex sleep 1 ms, " +
+const lockRetrySettings = "polling clients retry every 1 ms: go-redis baseline and map+Mutex sleep a random 0.5-1.5 ms, " +
 	"redislock LinearBackoff(1ms), redsync WithRetryDelay(1ms) WithTries(MaxInt32), nxkv over Redis LinearBackoff(1ms) " +
 	"(library defaults: redislock NoRetry, redsync 32 tries with a random 50-250 ms delay); " +
 	"nxkv in process is woken by the engine's Watch, not polled (LinearBackoff(100ms) only bounds each wait window); " +
@@ -76,8 +77,11 @@ type LockRow struct {
 	SelfPct    float64     `json:"self_reacquire_pct,omitempty"`
 	Violations int64       `json:"mutual_exclusion_violations"`
 	Errors     int64       `json:"errors"`
-	VsRedis    float64     `json:"vs_redis"`
-	Note       string      `json:"note,omitempty"`
+	// Untimed counts hand-offs not timed because the holder was
+	// descheduled during its hold (see measureHandoff).
+	Untimed int64   `json:"handoffs_not_timed,omitempty"`
+	VsRedis float64 `json:"vs_redis"`
+	Note    string  `json:"note,omitempty"`
 }
 
 // ---- peers ----
@@ -117,6 +121,12 @@ func newToken() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// jittered returns a random delay between d/2 and 3d/2 (mean d). Waiters
+// that all sleep exactly d fall into step: they fail together after an
+// acquisition and all poll again d later, so every hand-off would take
+// nearly d; a do-it-yourself poller worth comparing with spreads them.
+func jittered(d time.Duration) time.Duration { return d/2 + mrand.N(d) }
 
 // sleepCtx waits d or until ctx ends.
 func sleepCtx(ctx context.Context, t *time.Timer, d time.Duration) error {
@@ -164,7 +174,7 @@ func (l *kvLocker) lock(ctx context.Context) error {
 		if err := l.s.Err(); err != nil {
 			return err
 		}
-		if err := sleepCtx(ctx, l.t, pollDelay); err != nil {
+		if err := sleepCtx(ctx, l.t, jittered(pollDelay)); err != nil {
 			return err
 		}
 	}
@@ -281,8 +291,16 @@ func (l redsyncLocker) unlock(ctx context.Context) error {
 // load from other processes then hits every peer alike.
 type measurement struct {
 	warm func()         // an untimed run
-	rep  func()         // one timed repetition
+	rep  func() repCost // one timed repetition
 	row  func() LockRow // the summary; called once, after the repetitions
+}
+
+// repCost is what one repetition of a lock measurement gives the headline:
+// its throughput and the median of its latency samples (one cycle when
+// uncontended, a hand-off otherwise).
+type repCost struct {
+	perSec float64
+	p50    float64
 }
 
 // exclusionCheck counts the holders inside a critical section; a holder
@@ -386,13 +404,14 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 	var allocOps int64
 	return &measurement{
 		warm: func() { oneRep(cfg.Warmup, false) },
-		rep: func() {
+		rep: func() repCost {
 			ps, a, ao, s, cn := oneRep(cfg.LockDur, g == 1)
 			rates = append(rates, ps)
 			chunkNs = append(chunkNs, cn...)
 			allocs += a
 			allocOps += ao
 			all = append(all, s...)
+			return repCost{perSec: ps, p50: quantiles(s).P50}
 		},
 		row: func() LockRow {
 			row := LockRow{Scenario: "uncontended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1, Errors: errs.Load(),
@@ -493,13 +512,14 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 	var self, total int64
 	return &measurement{
 		warm: func() { oneRep(cfg.Warmup) },
-		rep: func() {
+		rep: func() repCost {
 			ps, s, w, sf, t := oneRep(cfg.LockDur)
 			rates = append(rates, ps)
 			all = append(all, s...)
 			waits = append(waits, w...)
 			self += sf
 			total += t
+			return repCost{perSec: ps, p50: quantiles(s).P50}
 		},
 		row: func() LockRow {
 			row := LockRow{Scenario: "contended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Wait: quantiles(waits), Allocs: -1,
@@ -555,7 +575,7 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 		lockers[i] = env.newLocker(key)
 	}
 	var excl exclusionCheck
-	var errs atomic.Int64
+	var errs, untimed atomic.Int64
 	oneRep := func(d time.Duration) (perSec float64, samples []int64, total int64) {
 		ctx, cancel := context.WithCancel(context.Background())
 		base := time.Now()
@@ -603,11 +623,21 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 					for inObtain.Load() < int32(g-1) && ctx.Err() == nil {
 						runtime.Gosched()
 					}
-					for until := time.Now().Add(hold); time.Now().Before(until) && ctx.Err() == nil; {
+					holdFrom := time.Now()
+					for until := holdFrom.Add(hold); time.Now().Before(until) && ctx.Err() == nil; {
 						runtime.Gosched()
 					}
 					excl.leave()
-					lastRelease.Store(int64(time.Since(base)))
+					// A hold that overran by half was descheduled: the
+					// waiters' timers kept running meanwhile, so the next
+					// hand-off would time the machine's hiccup, not the
+					// lock. It is not timed.
+					if time.Since(holdFrom) > hold+hold/2 {
+						lastRelease.Store(-1)
+						untimed.Add(1)
+					} else {
+						lastRelease.Store(int64(time.Since(base)))
+					}
 					if err := l.unlock(context.Background()); err != nil {
 						errs.Add(1)
 					}
@@ -633,14 +663,15 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 	var all []int64
 	return &measurement{
 		warm: func() { oneRep(cfg.Warmup) },
-		rep: func() {
+		rep: func() repCost {
 			ps, s, _ := oneRep(cfg.LockDur)
 			rates = append(rates, ps)
 			all = append(all, s...)
+			return repCost{perSec: ps, p50: quantiles(s).P50}
 		},
 		row: func() LockRow {
 			row := LockRow{Scenario: "handoff", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1,
-				Violations: excl.violations.Load(), Errors: errs.Load()}
+				Violations: excl.violations.Load(), Errors: errs.Load(), Untimed: untimed.Load()}
 			if row.CyclesPS.Median > 0 {
 				row.NsPerCycle = 1e9 / row.CyclesPS.Median
 			}

@@ -1,22 +1,27 @@
-// Command bench is nxkv's comparison suite: it runs the same logical work on
-// nxkv and on the peers a user would otherwise choose, in one process and
-// one run, and prints a table per workload.
+// Command bench is nxkv's comparison suite: it runs the same work on nxkv
+// and on what a user would otherwise choose, in one process and one run,
+// and says how they compare.
 //
-//	go run ./bench                 # the default run (a few minutes on 2 cores)
-//	go run ./bench -quick          # under a minute, smaller key sets
-//	go run ./bench -json out.json -svg out.svg
+//	go run ./bench                  # the headline, about a minute, no server needed
+//	go run ./bench -full            # every workload and peer, about 8-10 minutes
+//	go run ./bench -full -json r.json -svg charts/ -md BENCHMARKS.md
 //
-// Workloads: raw operations (SetNX, SetNXPX, GetSet, CompareAndDelete, Get,
-// Set on a hot and a large key set, at 1 and GOMAXPROCS goroutines), the
-// lock cycle (uncontended and contended, with the hand-off latency), expiry
-// (reclamation delay, reaper CPU per key, idle cost) and memory per key.
+// The default run answers one question per job first (an embedded KV
+// operation, a lock cycle, a hand-off to a waiter, expiry reclaim, memory per
+// key, the same lock over Redis when a redis-server binary is on PATH, and a
+// redislock cycle on nxkv-server, nxkv's Redis-protocol server, against
+// miniredis): nxkv's median cost against the best alternative's, measured in
+// many interleaved rounds, with a 95% confidence interval. The details of
+// each job follow. -full then runs the whole suite: raw operations on a hot
+// and a large key set at 1 and GOMAXPROCS goroutines, the lock cycle
+// uncontended, contended and handing off, redis-benchmark against
+// redis-server and nxkv-server, expiry (reclamation, reaper CPU, idle cost)
+// and memory per key, with Redis, miniredis and nxkv-server peers.
 //
-// In-process peers always run. Redis peers (go-redis against a real
-// redis-server, and against miniredis) run when a redis-server binary is on
-// PATH (the suite starts one on a free loopback port and kills it at exit) or
-// when -redis ADDR names a server; otherwise a line says they were skipped.
-// Each measurement is warmed up, repeated, and reported as the median with
-// the spread of the repetitions, because the machine may be shared.
+// Results go to stdout section by section as they are measured; a status
+// line goes to stderr. The run watches the machine (load average, CPU used
+// by other processes, CPU steal) and says when it was too busy for the
+// figures to be trusted.
 package main
 
 import (
@@ -33,29 +38,69 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string) (code int) {
+// options are the command's flags beyond the sizes in config.
+type options struct {
+	full      bool
+	jsonOut   string
+	svgDir    string
+	mdOut     string
+	label     string
+	redisAddr string
+	noRedis   bool
+	want      map[string]bool // workloads selected by -only
+}
+
+// workloads are the names -only accepts; each headline job belongs to one.
+var workloads = []string{"raw", "locks", "resp", "expiry", "memory"}
+
+func run(args []string, stdout, stderr io.Writer) (code int) {
 	if addr := os.Getenv(serveEnv); addr != "" {
 		return serveRESP(addr) // the suite's own nxkv-server process
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	quick := fs.Bool("quick", false, "smaller key sets and shorter repetitions: finishes in under a minute")
-	jsonOut := fs.String("json", "", "write machine-readable results to `FILE`")
-	svgOut := fs.String("svg", "", "write a bar chart of the headline ratios to `FILE`")
-	redisAddr := fs.String("redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:fence:* are written and deleted; use a scratch server)")
-	noRedis := fs.Bool("no-redis", false, "skip the Redis peers")
-	only := fs.String("only", "raw,locks,resp,expiry,memory", "comma-separated `workloads` to run")
-	reps := fs.Int("reps", 0, "repetitions per measurement (0: mode default)")
+	fs.SetOutput(stderr)
+	var o options
+	fs.BoolVar(&o.full, "full", false, "after the headline, run every workload with every peer (about 8-10 minutes)")
+	fs.StringVar(&o.jsonOut, "json", "", "write every figure to `FILE` as JSON")
+	fs.StringVar(&o.svgDir, "svg", "", "write bar charts with error bars (headline.svg and one per section) into `DIR`")
+	fs.StringVar(&o.mdOut, "md", "", "write the report as Markdown to `FILE` (BENCHMARKS.md), linking the -svg charts")
+	fs.StringVar(&o.label, "label", "", "say in the Markdown report what was measured, as `TEXT` (e.g. a commit)")
+	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
+	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:fence:* are written and deleted; use a scratch server)")
+	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
+	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory)")
+	rounds := fs.Int("rounds", 0, "interleaved rounds per headline job (0: the default, 15)")
+	reps := fs.Int("reps", 0, "repetitions per measurement of the full suite (0: the default, 7)")
 	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg, mode := defaultConfig(), "default"
-	if *quick {
-		cfg, mode = quickConfig(), "quick"
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if o.mdOut != "" && o.svgDir == "" {
+		fmt.Fprintln(stderr, "bench: -md links the charts: give -svg DIR too")
+		return 2
+	}
+	if *from != "" {
+		res, err := readJSON(*from)
+		if err == nil {
+			err = writeOutputs(res, o)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	cfg := defaultConfig()
+	if *rounds > 0 {
+		cfg.Head.Rounds = *rounds
 	}
 	if *reps > 0 {
 		cfg.Reps = *reps
@@ -63,38 +108,41 @@ func run(args []string) (code int) {
 	if *peers != "" {
 		re, err := regexp.Compile(*peers)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: -peers: %v\n", err)
+			fmt.Fprintf(stderr, "bench: -peers: %v\n", err)
 			return 2
 		}
 		cfg.Peers = re
 	}
-	want := map[string]bool{}
+	o.want = map[string]bool{}
 	for _, w := range strings.Split(*only, ",") {
 		w = strings.TrimSpace(w)
-		switch w {
-		case "raw", "locks", "resp", "expiry", "memory":
-			want[w] = true
-		case "":
+		switch {
+		case w == "":
+		case contains(workloads, w):
+			o.want[w] = true
 		default:
-			fmt.Fprintf(os.Stderr, "bench: unknown workload %q (want raw, locks, resp, expiry, memory)\n", w)
+			fmt.Fprintf(stderr, "bench: unknown workload %q (want %s)\n", w, strings.Join(workloads, ", "))
 			return 2
 		}
 	}
-
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return 1
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return 1
 		}
 		defer pprof.StopCPUProfile()
 	}
 
+	con := newConsole(stdout, stderr)
+	active.Store(con)
+	defer active.Store(nil)
+	defer con.done()
 	env := &environment{}
 	defer env.close()
 	// Ctrl-C and SIGTERM must not leave a redis-server behind.
@@ -103,7 +151,7 @@ func run(args []string) (code int) {
 	defer signal.Stop(sigs)
 	go func() {
 		if s, ok := <-sigs; ok {
-			fmt.Fprintf(os.Stderr, "bench: %v: stopping\n", s)
+			con.note("bench: %v: stopping", s)
 			env.close()
 			os.Exit(130)
 		}
@@ -115,99 +163,190 @@ func run(args []string) (code int) {
 		}
 	}()
 
-	res := &Results{Started: time.Now().UTC(), Mode: mode, Machine: describeMachine(), Versions: peerVersions(), Config: cfg}
-	res.TimerFloor = float64(timerFloor())
-	env.setupRedis(res, *redisAddr, *noRedis, want["raw"] || want["locks"] || want["resp"])
-
-	if want["raw"] {
-		res.HarnessNs = harnessFloor(cfg)
-		progress("raw operations (the loop itself costs %.1f ns/op)", res.HarnessNs)
-		runRawWorkload(cfg, append(inprocKVPeers(), env.kvPeers()...), res)
-	}
-	if want["locks"] {
-		progress("lock cycle")
-		runLockWorkload(cfg, env, res)
-	}
-	if want["resp"] {
-		progress("redis-benchmark against redis-server and nxkv-server")
-		runRedisBenchmark(cfg, env, res)
-	}
-	if want["expiry"] {
-		progress("expiry")
-		runExpiryWorkload(cfg, res)
-	}
-	if want["memory"] {
-		progress("memory per key")
-		runMemoryWorkload(cfg, res)
-	}
-	res.Elapsed = time.Since(res.Started).Round(time.Second).String()
-	res.Targets = evaluateTargets(res)
-	printReport(os.Stdout, res)
-	if *jsonOut != "" {
-		if err := writeJSON(*jsonOut, res); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-			return 1
-		}
-	}
-	if *svgOut != "" {
-		if err := os.WriteFile(*svgOut, renderSVG(res), 0o644); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-			return 1
-		}
+	res := execute(con, cfg, o, env)
+	if err := writeOutputs(res, o); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
 	}
 	return 0
 }
 
-// environment holds the servers the Redis peers use.
-type environment struct {
-	server  *redisServer // the redis-server we started, if any
-	targets []*target    // Redis first, then miniredis, then nxkv-server
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
-// setupRedis decides which Redis targets run: a server at addr, one started
-// from PATH, and miniredis (which needs no binary but is a Redis peer).
-func (e *environment) setupRedis(res *Results, addr string, disabled, needed bool) {
+// execute runs the headline and, with -full, the whole suite, writing the
+// report to w as it goes.
+func execute(w *console, cfg config, o options, env *environment) *Results {
+	mon := startLoadMonitor()
+	defer mon.Close()
+	start := readCPU()
+	mode := "default"
+	if o.full {
+		mode = "full"
+	}
+	res := &Results{Started: time.Now().UTC(), Mode: mode, Machine: describeMachine(), Versions: peerVersions(), Config: cfg,
+		LoadAtStart: loadAvg()}
+	env.setupRedis(res, o, o.want["raw"] || o.want["locks"] || o.want["resp"])
+	printHeader(w, res, env)
+
+	jobs := headlineJobs(cfg, env)
+	printHeadlineIntro(w, res, jobs)
+	for _, j := range jobs {
+		if !o.want[j.ID] {
+			continue
+		}
+		row := runJob(j, cfg, mon)
+		res.Headline = append(res.Headline, row)
+		printHeadlineRow(w, row, jobs)
+	}
+	printDetails(w, res)
+
+	if o.full {
+		runFull(w, cfg, o, env, res, mon)
+	} else {
+		fmt.Fprintf(w, "\nEvery workload at more sizes, goroutine counts and peers: go run ./bench -full (about 8-10 minutes).\n")
+	}
+	res.Busy = mon.between(start, readCPU())
+	res.Elapsed = time.Since(res.Started).Round(time.Second).String()
+	printSkipped(w, res)
+	printLoad(w, res)
+	return res
+}
+
+// runFull runs every workload -only selects, printing each section as soon
+// as it is measured.
+func runFull(w *console, cfg config, o options, env *environment, res *Results, mon *loadMonitor) {
+	fmt.Fprintf(w, "\n# The full suite\n")
+	section := func(name string, measure func(), print func()) {
+		a := readCPU()
+		measure()
+		b := mon.between(a, readCPU())
+		res.Sections = append(res.Sections, SectionBusy{Name: name, Busy: b})
+		print()
+		if b.busy() {
+			fmt.Fprintf(w, "\nwarning: the machine was busy during this section (%s); its figures may be off by more than their spread.\n", b)
+		}
+	}
+	if o.want["raw"] {
+		section("raw", func() {
+			res.HarnessNs = harnessFloor(cfg)
+			res.TimerFloor = float64(timerFloor())
+			runRawWorkload(cfg, append(inprocKVPeers(), env.kvPeers()...), res)
+		}, func() { printRaw(w, res) })
+	}
+	if o.want["locks"] {
+		section("locks", func() { runLockWorkload(cfg, env, res) }, func() { printLocks(w, res) })
+	}
+	if o.want["resp"] {
+		section("resp", func() { runRedisBenchmark(cfg, env, res) }, func() { printRESP(w, res) })
+	}
+	if o.want["expiry"] {
+		section("expiry", func() { runExpiryWorkload(cfg, res) }, func() { printExpiry(w, res) })
+	}
+	if o.want["memory"] {
+		section("memory", func() { runMemoryWorkload(cfg, res) }, func() { printMemory(w, res) })
+	}
+	res.Goals = evaluateGoals(res)
+	printGoals(w, res)
+}
+
+// writeOutputs writes the files the flags ask for.
+func writeOutputs(res *Results, o options) error {
+	if o.jsonOut != "" {
+		if err := writeJSON(o.jsonOut, res); err != nil {
+			return err
+		}
+	}
+	if o.svgDir != "" {
+		if err := writeCharts(o.svgDir, res); err != nil {
+			return err
+		}
+	}
+	if o.mdOut != "" {
+		if err := writeMarkdown(o.mdOut, o.svgDir, o.label, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// environment holds the servers the Redis peers use.
+type environment struct {
+	server    *redisServer // the redis-server we started, if any
+	targets   []*target    // Redis first, then miniredis and nxkv-server
+	redisWhy  string       // why there is no Redis target, if there is none
+	doubleWhy string       // why miniredis or nxkv-server is missing, if one is
+}
+
+// setupRedis decides which Redis targets run: a server at -redis, or one
+// started from PATH, and, for the full suite, miniredis (which needs no
+// binary).
+func (e *environment) setupRedis(res *Results, o options, needed bool) {
 	if !needed {
 		return
 	}
-	if disabled {
-		res.skip("raw+locks", "Redis and miniredis peers", "disabled by -no-redis")
+	if o.noRedis {
+		e.redisWhy, e.doubleWhy = "disabled by -no-redis", "disabled by -no-redis"
+		res.skip("raw+locks", "Redis peers", e.redisWhy)
 		return
 	}
 	switch {
-	case addr != "":
-		v, err := redisVersion(addr)
+	case o.redisAddr != "":
+		v, err := redisVersion(o.redisAddr)
 		if err != nil {
-			res.skip("raw+locks", "Redis peers", fmt.Sprintf("-redis %s: %v", addr, err))
+			e.redisWhy = fmt.Sprintf("-redis %s: %v", o.redisAddr, err)
+			res.skip("raw+locks", "Redis peers", e.redisWhy)
 			break
 		}
 		res.Versions["redis-server"] = v
-		e.targets = append(e.targets, &target{Name: "Redis", Addr: addr, close: func() {}})
+		res.RedisSource = "at " + o.redisAddr
+		e.targets = append(e.targets, &target{Name: "Redis", Addr: o.redisAddr, close: func() {}})
 	default:
 		s, err := startRedis()
 		if err != nil {
-			res.skip("raw+locks", "Redis peers", err.Error())
+			e.redisWhy = err.Error()
+			res.skip("raw+locks", "Redis peers", e.redisWhy)
 			break
 		}
 		e.server = s
 		res.Versions["redis-server"] = s.Version
-		progress("started redis-server %s on %s", s.Version, s.Addr)
+		res.RedisSource = "started on " + s.Addr + " for this run"
 		e.targets = append(e.targets, &target{Name: "Redis", Addr: s.Addr, close: s.Kill})
 	}
-	m, err := startMiniredis()
-	if err != nil {
+	// The test doubles: miniredis (in this process) and nxkv-server
+	// (nxkv over the Redis protocol, a process of its own).
+	if m, err := startMiniredis(); err != nil {
+		e.doubleWhy = "miniredis: " + err.Error()
 		res.skip("raw+locks", "miniredis peers", err.Error())
 	} else {
 		e.targets = append(e.targets, m)
 	}
-	n, err := startNxkvTarget()
-	if err != nil {
+	if n, err := startNxkvTarget(); err != nil {
+		e.doubleWhy = "nxkv-server: " + err.Error()
 		res.skip("raw+locks", "nxkv-server peers", err.Error())
-		return
+	} else {
+		e.targets = append(e.targets, n)
 	}
-	progress("started nxkv-server (nxkv over the Redis protocol, its own process) on %s", n.Addr)
-	e.targets = append(e.targets, n)
 }
+
+// target returns the target named name, or nil.
+func (e *environment) target(name string) *target {
+	for _, t := range e.targets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// redis returns the real Redis target, or nil.
+func (e *environment) redis() *target { return e.target("Redis") }
 
 func (e *environment) kvPeers() []kvPeer {
 	var ps []kvPeer
@@ -225,25 +364,12 @@ func (e *environment) close() {
 	e.server.Kill()
 }
 
-func printReport(w io.Writer, r *Results) {
-	fmt.Fprintf(w, "# nxkv bench (%s mode): %s, %d cores (GOMAXPROCS %d), %s, %s; took %s\n",
-		r.Mode, r.Machine.CPU, r.Machine.Cores, r.Machine.GOMAXPROCS, r.Machine.Go, r.Machine.OS, r.Elapsed)
-	fmt.Fprintf(w, "peers: %s\n", formatVersions(r.Versions))
-	printRaw(w, r)
-	printLocks(w, r)
-	printRESP(w, r)
-	printExpiry(w, r)
-	printMemory(w, r)
-	printTargets(w, r)
-	printSkipped(w, r)
-}
-
 func formatVersions(v map[string]string) string {
 	var parts []string
 	for _, k := range []string{"github.com/puzpuzpuz/xsync/v4", "github.com/maypok86/otter/v2", "github.com/alicebob/miniredis/v2",
-		"github.com/redis/go-redis/v9", "github.com/bsm/redislock", "github.com/go-redsync/redsync/v4", "redis-server"} {
+		"github.com/redis/go-redis/v9", "github.com/bsm/redislock", "github.com/go-redsync/redsync/v4"} {
 		if x, ok := v[k]; ok {
-			parts = append(parts, k+" "+x)
+			parts = append(parts, strings.TrimPrefix(k, "github.com/")+" "+x)
 		}
 	}
 	return strings.Join(parts, ", ")

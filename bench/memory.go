@@ -125,6 +125,23 @@ func memPeers() []memPeer {
 	}
 }
 
+// heapPerKey fills a fresh store of p with n keys and returns the heap it
+// added (after GC) per key.
+func heapPerKey(p memPeer, n int, ttl bool) (float64, error) {
+	h0 := heapAfterGC()
+	store, closeFn, err := p.Fill(n, ttl)
+	if err != nil {
+		return 0, err
+	}
+	h1 := heapAfterGC()
+	runtime.KeepAlive(store)
+	closeFn()
+	if h1 <= h0 {
+		return 0, nil
+	}
+	return float64(h1-h0) / float64(n), nil
+}
+
 // runMemoryWorkload measures HeapAlloc after GC before and after filling
 // each peer.
 func runMemoryWorkload(cfg config, res *Results) {
@@ -133,22 +150,13 @@ func runMemoryWorkload(cfg config, res *Results) {
 			continue
 		}
 		for _, ttl := range []bool{false, true} {
-			h0 := heapAfterGC()
-			store, closeFn, err := p.Fill(cfg.MemKeys, ttl)
+			b, err := heapPerKey(p, cfg.MemKeys, ttl)
 			if err != nil {
 				res.skip("memory", p.Name, err.Error())
 				break
 			}
-			h1 := heapAfterGC()
-			runtime.KeepAlive(store)
-			row := MemRow{Peer: p.Name, WithTTL: ttl, Keys: cfg.MemKeys}
-			if h1 > h0 {
-				row.BytesPerKy = float64(h1-h0) / float64(cfg.MemKeys)
-			}
-			res.Memory = append(res.Memory, row)
-			progress("memory %-24s ttl=%-5v %6.1f B/key", p.Name, ttl, row.BytesPerKy)
-			closeFn()
-			store = nil
+			res.Memory = append(res.Memory, MemRow{Peer: p.Name, WithTTL: ttl, Keys: cfg.MemKeys, BytesPerKy: b})
+			progress("memory: %s, ttl=%v: %.1f B/key", p.Name, ttl, b)
 			runtime.GC()
 		}
 	}

@@ -235,8 +235,8 @@ func runRep(s kvStore, op rawOp, cursors []*cursor, d time.Duration, network, co
 // so that the workload can interleave the peers' repetitions.
 type rawMeasurement struct {
 	warm func()
-	rep  func()
-	row  func() RawRow // after the repetitions; restores the key state
+	rep  func() float64 // one repetition; returns its ops/s
+	row  func() RawRow  // after the repetitions; restores the key state
 }
 
 // measureRaw prepares one cell; shares are the goroutines' keys (see
@@ -251,7 +251,7 @@ func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool
 	var allocsOps int64
 	return &rawMeasurement{
 		warm: func() { runRep(s, op, cursors, cfg.Warmup, network, false) },
-		rep: func() {
+		rep: func() float64 {
 			r := runRep(s, op, cursors, cfg.RepDur, network, g == 1)
 			rates = append(rates, r.perSec)
 			samples = append(samples, r.samples...)
@@ -260,6 +260,7 @@ func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool
 			ok += r.ok
 			allocs += r.allocs
 			allocsOps += r.allocsOps
+			return r.perSec
 		},
 		row: func() RawRow {
 			for _, c := range cursors {

@@ -16,21 +16,36 @@ import (
 type Results struct {
 	Started     time.Time         `json:"started"`
 	Elapsed     string            `json:"elapsed"`
-	Mode        string            `json:"mode"`
+	Mode        string            `json:"mode"` // "default" or "full"
 	Machine     machine           `json:"machine"`
 	Versions    map[string]string `json:"versions"`
-	TimerFloor  float64           `json:"timer_floor_ns"`
-	IdleFloor   float64           `json:"idle_floor_cpu_ms_per_s,omitempty"`
-	HarnessNs   float64           `json:"harness_ns_per_op"` // a no-op store through the raw-op loop
-	Config      config            `json:"config"`
-	Raw         []RawRow          `json:"raw,omitempty"`
-	Locks       []LockRow         `json:"locks,omitempty"`
-	RESP        []BenchRow        `json:"resp,omitempty"` // redis-benchmark: nxkv-server vs redis-server
-	Expiry      []ExpiryRow       `json:"expiry,omitempty"`
-	Memory      []MemRow          `json:"memory,omitempty"`
-	Skipped     []Skip            `json:"skipped,omitempty"`
-	LockRetries string            `json:"lock_retry_settings,omitempty"`
-	Targets     []Target          `json:"targets,omitempty"`
+	RedisSource string            `json:"redis_server,omitempty"`
+	LoadAtStart float64           `json:"load_avg_at_start"`
+	// Busy is the machine's load over the whole run, Sections over each
+	// section of the full suite (each headline job carries its own).
+	Busy     Busy          `json:"machine_load"`
+	Sections []SectionBusy `json:"sections_machine_load,omitempty"`
+	Config   config        `json:"config"`
+	Headline []HeadlineRow `json:"headline"`
+
+	// The full suite (-full).
+	TimerFloor  float64     `json:"timer_floor_ns,omitempty"`
+	IdleFloor   float64     `json:"idle_floor_cpu_ms_per_s,omitempty"`
+	HarnessNs   float64     `json:"harness_ns_per_op,omitempty"` // a no-op store through the raw-op loop
+	Raw         []RawRow    `json:"raw,omitempty"`
+	Locks       []LockRow   `json:"locks,omitempty"`
+	RESP        []BenchRow  `json:"resp,omitempty"` // redis-benchmark: nxkv-server vs redis-server
+	Expiry      []ExpiryRow `json:"expiry,omitempty"`
+	Memory      []MemRow    `json:"memory,omitempty"`
+	LockRetries string      `json:"lock_retry_settings,omitempty"`
+	Goals       []Goal      `json:"goals,omitempty"`
+	Skipped     []Skip      `json:"skipped,omitempty"`
+}
+
+// SectionBusy is the machine's load during one section of the full suite.
+type SectionBusy struct {
+	Name string `json:"section"`
+	Busy Busy   `json:"machine_load"`
 }
 
 // Skip records a peer or workload left out of the run, and why.
@@ -47,7 +62,6 @@ func (r *Results) skip(workload, peer, reason string) {
 		}
 	}
 	r.Skipped = append(r.Skipped, Skip{Workload: workload, Peer: peer, Reason: reason})
-	progress("%s: %s not available: %s", workload, peer, reason)
 }
 
 type machine struct {
@@ -96,6 +110,28 @@ func writeJSON(path string, r *Results) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
+// readJSON reads the results of an earlier run written by writeJSON.
+func readJSON(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &Results{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range r.Headline {
+		h := &r.Headline[i]
+		if h.Words == ([2]string{}) { // written before the field was
+			h.Words, h.Unit = timeWords, nanoseconds
+			if h.Job == "memory" {
+				h.Words, h.Unit = memoryWords, bytesUnit
+			}
+		}
+	}
+	return r, nil
+}
+
 // fmtNs prints a duration given in nanoseconds with a readable unit.
 func fmtNs(ns float64) string {
 	switch {
@@ -125,19 +161,16 @@ func fmtRate(x float64) string {
 	}
 }
 
-func fmtRatio(x float64) string {
-	switch {
-	case x <= 0:
-		return "-"
-	case x < 0.01:
-		return fmt.Sprintf("1/%.0fx", 1/x)
-	case x >= 100:
-		return fmt.Sprintf("%.0fx", x)
-	case x >= 10:
-		return fmt.Sprintf("%.1fx", x)
-	default:
-		return fmt.Sprintf("%.2fx", x)
+// fmtVs formats a speed ratio (this ÷ the baseline, in operations per
+// second) in the report's one ratio format, from this one's side.
+func fmtVs(speed float64, isBaseline bool) string {
+	if isBaseline {
+		return "baseline"
 	}
+	if speed <= 0 {
+		return "-"
+	}
+	return fmtTimes(1/speed, timeWords)
 }
 
 func fmtAllocs(x float64) string {
@@ -164,10 +197,10 @@ func printRaw(w io.Writer, r *Results) {
 	}
 	for _, gr := range order {
 		fmt.Fprintf(w, "\n## Raw operations: %d keys, %d goroutine(s)\n", gr.keys, gr.g)
-		fmt.Fprintf(w, "(ops/s median of %d reps, spread = (max-min)/median; latency = single sampled ops incl. ~%.0fns timer cost;\n typ ns/op = median over timed chunks of one goroutine's ns/op, robust to other load; every figure includes the loop's\n own ~%.1f ns/op (a no-op store); allocs/op measured with 1 goroutine; speed = ops/s ÷ map+Mutex ops/s in the same cell)\n\n",
+		fmt.Fprintf(w, "(ops/s median of %d reps, spread = (max-min)/median; latency = single sampled ops incl. ~%.0fns timer cost;\n typ ns/op = median over timed chunks of one goroutine's ns/op, robust to other load; every figure includes the loop's\n own ~%.1f ns/op (a no-op store); allocs/op measured with 1 goroutine; vs map+Mutex compares ops/s with map+Mutex's in the same cell)\n\n",
 			r.Config.Reps, r.TimerFloor, r.HarnessNs)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "op\tpeer\tops/s\tns/op\tspread\ttyp ns/op\tallocs/op\tp50\tp99\tp999\tspeed vs map+Mutex\tnote\t")
+		fmt.Fprintln(tw, "op\tpeer\tops/s\tns/op\tspread\ttyp ns/op\tallocs/op\tp50\tp99\tp999\tvs map+Mutex\tnote\t")
 		for _, op := range rawOps() {
 			for _, row := range r.Raw {
 				if row.Keys != gr.keys || row.Goroutines != gr.g || row.Op != op.Name {
@@ -180,20 +213,10 @@ func printRaw(w io.Writer, r *Results) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t±%.0f%%\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 					row.Op, row.Peer, fmtRate(row.OpsPerSec.Median), row.NsPerOp, row.OpsPerSec.spreadPct(), row.TypicalNs,
 					fmtAllocs(row.AllocsPerOp), fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999),
-					fmtRatio(row.VsBaseline), note)
+					fmtVs(row.VsBaseline, row.Peer == peerMapMutex), note)
 			}
 		}
 		tw.Flush()
-	}
-}
-
-func printSkipped(w io.Writer, r *Results) {
-	if len(r.Skipped) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n## Not available in this run\n\n")
-	for _, s := range r.Skipped {
-		fmt.Fprintf(w, "- %s / %s: %s\n", s.Workload, s.Peer, s.Reason)
 	}
 }
 
@@ -202,7 +225,7 @@ func printLocks(w io.Writer, r *Results) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Lock cycle (Obtain + Release)\n")
-	fmt.Fprintf(w, "(cycles/s median of %d reps; uncontended: each goroutine its own key, latency = one sampled cycle,\n typ/cycle = median over timed chunks of one goroutine's time per cycle;\n contended: all goroutines on one key, latency = hand-off from a holder starting Release to the next\n acquisition by another goroutine (n = hand-offs seen), self = cycles where the releasing goroutine\n re-acquired first, wait = from calling Obtain to holding the lock;\n speed = cycles/s ÷ Redis go-redis SETNX lock cycles/s in the same cell)\n", r.Config.Reps)
+	fmt.Fprintf(w, "(cycles/s median of %d reps; uncontended: each goroutine its own key, latency = one sampled cycle,\n typ/cycle = median over timed chunks of one goroutine's time per cycle;\n contended: all goroutines on one key, latency = hand-off from a holder starting Release to the next\n acquisition by another goroutine (n = hand-offs seen), self = cycles where the releasing goroutine\n re-acquired first, wait = from calling Obtain to holding the lock;\n vs Redis SETNX lock compares cycles/s with the go-redis SET NX PX lock's on Redis in the same cell)\n", r.Config.Reps)
 	fmt.Fprintf(w, "retry settings: %s\n", r.LockRetries)
 	for _, sc := range []string{"uncontended", "contended", "handoff"} {
 		if sc == "handoff" {
@@ -215,11 +238,11 @@ func printLocks(w io.Writer, r *Results) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		switch sc {
 		case "uncontended":
-			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\ttyp/cycle\tallocs/cycle\tp50\tp99\tp999\tspeed vs Redis\tnote\t")
+			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\ttyp/cycle\tallocs/cycle\tp50\tp99\tp999\tvs Redis SETNX lock\tnote\t")
 		case "handoff":
-			fmt.Fprintln(tw, "goroutines\tpeer\thand-offs/s\tper hand-off\tspread\thand-off p50\tp99\tp999\t(n)\tspeed vs Redis\tnote\t")
+			fmt.Fprintln(tw, "goroutines\tpeer\thand-offs/s\tper hand-off\tspread\thand-off p50\tp99\tp999\t(n)\tvs Redis SETNX lock\tnote\t")
 		default:
-			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\thand-off p50\tp99\tp999\t(n)\tself\twait p50\twait p99\tspeed vs Redis\tnote\t")
+			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\thand-off p50\tp99\tp999\t(n)\tself\twait p50\twait p99\tvs Redis SETNX lock\tnote\t")
 		}
 		var gs []int
 		seen := map[int]bool{}
@@ -241,19 +264,22 @@ func printLocks(w io.Writer, r *Results) {
 				if row.Errors > 0 {
 					note += fmt.Sprintf("%d errors; ", row.Errors)
 				}
+				if row.Untimed > 0 {
+					note += untimedNote(row) + "; "
+				}
 				if sc == "handoff" {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%d\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
 						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(),
-						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), row.Latency.N, fmtRatio(row.VsRedis), note)
+						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), row.Latency.N, fmtVs(row.VsRedis, row.Peer == baselineLockPeer), note)
 				} else if sc == "uncontended" {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
 						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(), fmtNs(row.TypicalNs), fmtAllocs(row.Allocs),
-						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), fmtRatio(row.VsRedis), note)
+						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), fmtVs(row.VsRedis, row.Peer == baselineLockPeer), note)
 				} else {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%d\t%.0f%%\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
 						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(),
 						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), row.Latency.N, row.SelfPct,
-						fmtNs(row.Wait.P50), fmtNs(row.Wait.P99), fmtRatio(row.VsRedis), note)
+						fmtNs(row.Wait.P50), fmtNs(row.Wait.P99), fmtVs(row.VsRedis, row.Peer == baselineLockPeer), note)
 				}
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/nxkv/nxkv/resp"
@@ -210,12 +211,13 @@ func printRESP(w io.Writer, r *Results) {
 		return
 	}
 	fmt.Fprintf(w, "\n## redis-benchmark: nxkv-server vs redis-server (50 clients, median of %d interleaved runs)\n\n", len(r.RESP[0].RunsRPS))
-	fmt.Fprintln(w, "| command | server | test | requests/s (median) | spread | vs redis-server |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "command\tserver\ttest\trequests/s (median)\trange\tvs redis-server")
 	for _, row := range r.RESP {
-		fmt.Fprintf(w, "| `%s` | %s | %s | %.0f | %.0f-%.0f | %.2fx |\n", row.Command, row.Server, row.Test,
-			row.RPS.Median, row.RPS.Min, row.RPS.Max, row.VsRedis)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s–%s\t%s\n", row.Command, row.Server, row.Test, fmtRate(row.RPS.Median),
+			fmtRate(row.RPS.Min), fmtRate(row.RPS.Max), fmtVs(row.VsRedis, row.Server == "Redis"))
 	}
+	tw.Flush()
 }
 
 // nxkvServerName is the target name of nxkv-server.

@@ -4,33 +4,40 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
-// bar is one horizontal bar of a chart panel.
+// bar is one horizontal bar of a chart panel, with an optional error bar.
 type bar struct {
-	group string // a header row is drawn when the group changes
-	label string
-	value float64
-	text  string // printed after the bar
-	color string
+	group  string // a header row is drawn when the group changes
+	label  string
+	value  float64
+	lo, hi float64 // the error bar; both 0: none
+	text   string  // printed after the bar
+	color  string
 }
 
-// panel is one bar chart: linear from 0, or logarithmic.
+// panel is one bar chart: linear from 0, or logarithmic. A panel with a
+// reference and diverging set draws each bar from the reference line, to
+// the left when below it and to the right when above (ratios around 1).
 type panel struct {
-	title    string
-	subtitle string
-	bars     []bar
-	log      bool
-	ref      float64 // a dashed reference line at this value (0: none)
-	refLabel string
+	title     string
+	subtitle  string
+	bars      []bar
+	log       bool
+	diverging bool
+	ref       float64 // a dashed reference line at this value (0: none)
+	refLabel  string
+	tick      func(float64) string // axis labels; nil: plain numbers
 }
 
 const (
-	svgWidth   = 980
-	labelWidth = 250
-	textWidth  = 110
-	rowHeight  = 17
+	svgWidth   = 1100
+	labelWidth = 270
+	textWidth  = 320
+	rowHeight  = 18
 )
 
 // peerColor gives each peer family one color across panels.
@@ -50,7 +57,7 @@ func peerColor(peer string) string {
 		return "#868e96"
 	case strings.Contains(peer, "miniredis"):
 		return "#e599a7"
-	case strings.Contains(peer, "Redis"):
+	case strings.Contains(peer, "Redis"), strings.Contains(peer, "redis"), strings.Contains(peer, "redsync"):
 		return "#c92a2a"
 	}
 	return "#74c0fc"
@@ -75,85 +82,181 @@ func xmlEscape(s string) string {
 	return b.String()
 }
 
-// headlinePanels picks the figures a reader choosing a lock engine looks at
-// first.
+// chart is one SVG file: a title and its panels.
+type chart struct {
+	file   string
+	title  string
+	panels []panel
+}
+
+// charts returns the headline chart and one chart per section of the full
+// suite that ran.
+func charts(r *Results) []chart {
+	cs := []chart{{file: "headline.svg", title: "nxkv against the best alternative, job by job", panels: headlinePanels(r)}}
+	for _, c := range []chart{
+		{file: "raw.svg", title: "Raw operations (full suite)", panels: rawPanels(r)},
+		{file: "locks.svg", title: "Lock cycle and hand-off (full suite)", panels: lockPanels(r)},
+		{file: "expiry.svg", title: "Expiry (full suite)", panels: expiryPanels(r)},
+		{file: "memory.svg", title: "Memory per key (full suite)", panels: memoryPanels(r)},
+	} {
+		if len(c.panels) > 0 {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// writeCharts writes every chart into dir.
+func writeCharts(dir string, r *Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, c := range charts(r) {
+		if err := os.WriteFile(filepath.Join(dir, c.file), renderSVG(r, c), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// headlinePanels: the verdicts as ratios around 1, then every job's
+// contestants with the confidence intervals of their costs.
 func headlinePanels(r *Results) []panel {
+	sum := panel{title: "nxkv's cost ÷ the best alternative's", tick: func(v float64) string { return fmtTick(v) + "x" },
+		subtitle: "median over interleaved rounds, error bar = 95% confidence interval (log scale; left of the line nxkv is faster or smaller)",
+		log:      true, diverging: true, ref: 1, refLabel: "the best alternative"}
 	var ps []panel
-	// Raw operations, hot keys, one goroutine, in-process peers.
-	hot := panel{title: fmt.Sprintf("Raw operations: %d hot keys, 1 goroutine", r.Config.HotKeys),
-		subtitle: "throughput relative to map+Mutex (longer is faster; dashed line = map+Mutex)", ref: 1, refLabel: "map+Mutex"}
-	for _, op := range rawOps() {
-		for _, row := range r.Raw {
-			if row.Op != op.Name || row.Keys != r.Config.HotKeys || row.Goroutines != 1 || row.VsBaseline <= 0 || row.Peer == peerMapMutex {
-				continue
+	for _, h := range r.Headline {
+		if h.Skipped != "" || h.Ratio.N == 0 {
+			continue
+		}
+		sum.bars = append(sum.bars, bar{label: h.Title, value: h.Ratio.Median, lo: h.Ratio.Lo, hi: h.Ratio.Hi,
+			text: fmtTimes(h.Ratio.Median, h.Words) + " than " + h.BestDesc, color: peerColor("nxkv")})
+		p := panel{title: h.Title, subtitle: h.Metric + "; median, error bar = 95% confidence interval (shorter is better)", tick: h.Unit.format}
+		spread := 1.0
+		for _, d := range h.Details {
+			if h.Details[0].Part != "" && d.Part != geomeanPart {
+				continue // the KV job's panel shows the combined figure; the table has each op
 			}
-			if strings.Contains(row.Peer, "Redis") || strings.Contains(row.Peer, "redis") {
-				continue // four orders of magnitude off this scale; see the lock panel
+			if d.Cost.Median > 0 {
+				spread = math.Max(spread, d.Cost.Median/math.Max(h.SubjectCost.Median, 1e-9))
+				spread = math.Max(spread, h.SubjectCost.Median/d.Cost.Median)
 			}
-			hot.bars = append(hot.bars, bar{group: op.Name, label: row.Peer, value: row.VsBaseline,
-				text: fmt.Sprintf("%s  (%.0f ns)", fmtRatio(row.VsBaseline), row.NsPerOp), color: peerColor(row.Peer)})
+			p.bars = append(p.bars, bar{label: d.Peer, value: d.Cost.Median, lo: d.Cost.Lo, hi: d.Cost.Hi,
+				text: h.Unit.format(d.Cost.Median), color: peerColor(d.Peer)})
 		}
-	}
-	if len(hot.bars) > 0 {
-		ps = append(ps, hot)
-	}
-	// Lock cycle, uncontended, one goroutine: speed relative to Redis.
-	lk := panel{title: "Lock cycle (Obtain + Release), uncontended, 1 goroutine",
-		subtitle: "throughput relative to a SET NX PX lock on Redis through go-redis (log scale; dashed line = that baseline)", log: true, ref: 1, refLabel: "Redis"}
-	for _, row := range r.Locks {
-		if row.Scenario == "uncontended" && row.Goroutines == 1 && row.VsRedis > 0 {
-			lk.bars = append(lk.bars, bar{label: row.Peer, value: row.VsRedis,
-				text: fmt.Sprintf("%s  (%s)", fmtRatio(row.VsRedis), fmtNs(row.NsPerCycle)), color: peerColor(row.Peer)})
+		if h.Details[0].Part != "" {
+			p.subtitle = h.Metric + ", geometric mean over the operations; median, error bar = 95% confidence interval (shorter is better)"
 		}
+		p.log = spread > 20
+		if p.log {
+			p.subtitle = strings.Replace(p.subtitle, "(shorter", "(log scale; shorter", 1)
+		}
+		ps = append(ps, p)
 	}
-	if len(lk.bars) == 0 {
-		// No Redis in this run: chart the cycle time itself.
-		lk = panel{title: "Lock cycle (Obtain + Release), uncontended, 1 goroutine",
-			subtitle: "time per cycle, nanoseconds (log scale; shorter is better; no Redis in this run)", log: true}
-		for _, row := range r.Locks {
-			if row.Scenario == "uncontended" && row.Goroutines == 1 && row.NsPerCycle > 0 {
-				lk.bars = append(lk.bars, bar{label: row.Peer, value: row.NsPerCycle, text: fmtNs(row.NsPerCycle), color: peerColor(row.Peer)})
+	if len(sum.bars) == 0 {
+		return ps
+	}
+	return append([]panel{sum}, ps...)
+}
+
+// repRange turns a summary of per-second rates into an error bar of
+// nanoseconds per operation.
+func repRange(s summary) (lo, hi float64) {
+	if s.Max <= 0 || s.Min <= 0 {
+		return 0, 0
+	}
+	return 1e9 / s.Max, 1e9 / s.Min
+}
+
+func rawPanels(r *Results) []panel {
+	var ps []panel
+	for _, keys := range []int{r.Config.HotKeys, r.Config.BigKeys} {
+		p := panel{title: fmt.Sprintf("%d keys, 1 goroutine", keys),
+			subtitle: "time per operation: median of the repetitions, error bar = their range (log scale; shorter is better)", log: true, tick: fmtNs}
+		for _, op := range rawOps() {
+			for _, row := range r.Raw {
+				if row.Op != op.Name || row.Keys != keys || row.Goroutines != 1 || row.NsPerOp <= 0 {
+					continue
+				}
+				lo, hi := repRange(row.OpsPerSec)
+				p.bars = append(p.bars, bar{group: op.Name, label: row.Peer, value: row.NsPerOp, lo: lo, hi: hi,
+					text: fmtNs(row.NsPerOp), color: peerColor(row.Peer)})
 			}
 		}
-	}
-	if len(lk.bars) > 0 {
-		ps = append(ps, lk)
-	}
-	// Hand-off p99 to a blocked waiter.
-	ho := panel{title: fmt.Sprintf("Lock hand-off to a blocked waiter, %d waiters: p99", r.Config.Waiters),
-		subtitle: "Release start to the next holder's Obtain return, microseconds (log scale; shorter is better; polling clients retry every 1 ms)", log: true}
-	for _, row := range r.Locks {
-		if row.Scenario == "handoff" && row.Latency.P99 > 0 {
-			ho.bars = append(ho.bars, bar{label: row.Peer, value: row.Latency.P99 / 1e3,
-				text: fmt.Sprintf("%s  (p50 %s)", fmtNs(row.Latency.P99), fmtNs(row.Latency.P50)), color: peerColor(row.Peer)})
+		if len(p.bars) > 0 {
+			ps = append(ps, p)
 		}
-	}
-	if len(ho.bars) > 0 {
-		ps = append(ps, ho)
-	}
-	// Memory per key with TTL.
-	mem := panel{title: fmt.Sprintf("Memory per key with a TTL (%d keys)", r.Config.MemKeys),
-		subtitle: "bytes of heap per key, including 32 B of key and value strings (shorter is better)"}
-	for _, m := range r.Memory {
-		if m.WithTTL {
-			mem.bars = append(mem.bars, bar{label: m.Peer, value: m.BytesPerKy, text: fmt.Sprintf("%.0f B", m.BytesPerKy), color: peerColor(m.Peer)})
-		}
-	}
-	if len(mem.bars) > 0 {
-		ps = append(ps, mem)
 	}
 	return ps
 }
 
-// renderSVG draws the headline panels as one SVG document.
-func renderSVG(r *Results) []byte {
-	ps := headlinePanels(r)
+func lockPanels(r *Results) []panel {
+	cyc := panel{title: "Lock cycle (Obtain + Release), uncontended, 1 goroutine",
+		subtitle: "time per cycle: median of the repetitions, error bar = their range (log scale; shorter is better)", log: true, tick: fmtNs}
+	ho := panel{title: fmt.Sprintf("Hand-off to one of %d blocked waiters", r.Config.Waiters),
+		subtitle: "Release start to the next holder's Obtain return: bar = p50, error bar = p50 to p99 (log scale; shorter is better)", log: true, tick: fmtNs}
+	for _, row := range r.Locks {
+		switch {
+		case row.Scenario == "uncontended" && row.Goroutines == 1 && row.NsPerCycle > 0:
+			lo, hi := repRange(row.CyclesPS)
+			cyc.bars = append(cyc.bars, bar{label: row.Peer, value: row.NsPerCycle, lo: lo, hi: hi, text: fmtNs(row.NsPerCycle), color: peerColor(row.Peer)})
+		case row.Scenario == "handoff" && row.Latency.P50 > 0:
+			ho.bars = append(ho.bars, bar{label: row.Peer, value: row.Latency.P50, lo: row.Latency.P50, hi: row.Latency.P99,
+				text: fmt.Sprintf("p50 %s, p99 %s", fmtNs(row.Latency.P50), fmtNs(row.Latency.P99)), color: peerColor(row.Peer)})
+		}
+	}
+	var ps []panel
+	for _, p := range []panel{cyc, ho} {
+		if len(p.bars) > 0 {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+func expiryPanels(r *Results) []panel {
+	p := panel{title: fmt.Sprintf("Reclaiming %d keys", r.Config.ExpiryKeys),
+		subtitle: "time from the (last) deadline until the store holds no key; one run each, no error bar (log scale; shorter is better)", log: true, tick: fmtNs}
+	for _, sc := range []string{"together", "spread"} {
+		for _, row := range r.Expiry {
+			if row.Scenario == sc && row.ReclaimMs > 0 {
+				p.bars = append(p.bars, bar{group: map[string]string{"together": "one common deadline", "spread": "deadlines spread over " + r.Config.Spread.String()}[sc],
+					label: row.Peer, value: row.ReclaimMs * 1e6, text: fmtNs(row.ReclaimMs * 1e6), color: peerColor(row.Peer)})
+			}
+		}
+	}
+	if len(p.bars) == 0 {
+		return nil
+	}
+	return []panel{p}
+}
+
+func memoryPanels(r *Results) []panel {
+	p := panel{title: fmt.Sprintf("Heap per key (%d keys)", r.Config.MemKeys),
+		subtitle: "bytes of heap per key after GC, including 32 B of key and value strings; one measurement each (shorter is better)"}
+	for _, ttl := range []bool{false, true} {
+		for _, m := range r.Memory {
+			if m.WithTTL == ttl && m.BytesPerKy > 0 {
+				p.bars = append(p.bars, bar{group: map[bool]string{false: "without TTL", true: "with a TTL"}[ttl],
+					label: m.Peer, value: m.BytesPerKy, text: fmt.Sprintf("%.0f B", m.BytesPerKy), color: peerColor(m.Peer)})
+			}
+		}
+	}
+	if len(p.bars) == 0 {
+		return nil
+	}
+	return []panel{p}
+}
+
+// renderSVG draws one chart as an SVG document.
+func renderSVG(r *Results, c chart) []byte {
 	var body bytes.Buffer
 	y := 60
-	for _, p := range ps {
+	for _, p := range c.panels {
 		y = drawPanel(&body, p, y) + 30
 	}
-	if len(ps) == 0 {
+	if len(c.panels) == 0 {
 		fmt.Fprintf(&body, `<text x="20" y="%d" font-size="14">No results to chart.</text>`+"\n", y)
 		y += 30
 	}
@@ -162,13 +265,52 @@ func renderSVG(r *Results) []byte {
 	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">`+"\n",
 		svgWidth, y, svgWidth, y)
 	fmt.Fprintf(&out, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&out, `<text x="20" y="28" font-size="18" font-weight="bold">%s</text>`+"\n",
-		xmlEscape(fmt.Sprintf("nxkv bench: %s mode, %d cores, %s", r.Mode, r.Machine.Cores, r.Machine.Go)))
+	fmt.Fprintf(&out, `<text x="20" y="28" font-size="18" font-weight="bold">%s</text>`+"\n", xmlEscape(c.title))
 	fmt.Fprintf(&out, `<text x="20" y="46" font-size="11" fill="#555">%s</text>`+"\n",
-		xmlEscape(fmt.Sprintf("%s; medians of %d repetitions; started %s", r.Machine.CPU, r.Config.Reps, r.Started.Format("2006-01-02 15:04 UTC"))))
+		xmlEscape(fmt.Sprintf("nxkv bench, %s run; %s, %d cores, %s; started %s", r.Mode, r.Machine.CPU, r.Machine.Cores, r.Machine.Go,
+			r.Started.Format("2006-01-02 15:04 UTC"))))
 	out.Write(body.Bytes())
 	out.WriteString("</svg>\n")
 	return out.Bytes()
+}
+
+// scaleFor returns the panel's axis: lo, hi and the x offset of a value.
+func scaleFor(p panel, w float64) (lo, hi float64, scale func(float64) float64) {
+	for _, br := range p.bars {
+		hi = math.Max(hi, math.Max(br.value, br.hi))
+	}
+	hi = math.Max(hi, p.ref)
+	if !p.log {
+		if hi <= 0 {
+			hi = 1
+		}
+		return 0, hi, func(v float64) float64 { return math.Max(0, v) / hi * w }
+	}
+	lo = math.Inf(1)
+	for _, br := range p.bars {
+		for _, v := range []float64{br.value, br.lo} {
+			if v > 0 {
+				lo = math.Min(lo, v)
+			}
+		}
+	}
+	if p.ref > 0 {
+		lo = math.Min(lo, p.ref)
+	}
+	if math.IsInf(lo, 1) {
+		lo = 1
+	}
+	lo = math.Pow(10, math.Floor(math.Log10(lo)))
+	hi = math.Pow(10, math.Ceil(math.Log10(hi)))
+	if hi <= lo {
+		hi = lo * 10
+	}
+	return lo, hi, func(v float64) float64 {
+		if v <= lo {
+			return 0
+		}
+		return math.Log10(v/lo) / math.Log10(hi/lo) * w
+	}
 }
 
 // drawPanel draws p with its top at y and returns the y below it.
@@ -176,35 +318,14 @@ func drawPanel(b *bytes.Buffer, p panel, y int) int {
 	fmt.Fprintf(b, `<text x="20" y="%d" font-size="15" font-weight="bold">%s</text>`+"\n", y+14, xmlEscape(p.title))
 	fmt.Fprintf(b, `<text x="20" y="%d" font-size="11" fill="#555">%s</text>`+"\n", y+30, xmlEscape(p.subtitle))
 	y += 42
-	x0 := labelWidth
+	x0 := float64(labelWidth)
 	w := float64(svgWidth - labelWidth - textWidth - 20)
-	lo, hi := 0.0, 0.0
-	for _, br := range p.bars {
-		hi = math.Max(hi, br.value)
-	}
-	hi = math.Max(hi, p.ref)
-	scale := func(v float64) float64 { return v / hi * w }
-	if p.log {
-		lo = math.Inf(1)
-		for _, br := range p.bars {
-			if br.value > 0 {
-				lo = math.Min(lo, br.value)
-			}
+	lo, hi, scale := scaleFor(p, w)
+	tick := func(v float64) string {
+		if v == 0 || p.tick == nil {
+			return fmtTick(v)
 		}
-		if p.ref > 0 {
-			lo = math.Min(lo, p.ref)
-		}
-		lo = math.Pow(10, math.Floor(math.Log10(lo)))
-		hi = math.Pow(10, math.Ceil(math.Log10(hi)))
-		if hi <= lo {
-			hi = lo * 10
-		}
-		scale = func(v float64) float64 {
-			if v <= lo {
-				return 1
-			}
-			return math.Log10(v/lo) / math.Log10(hi/lo) * w
-		}
+		return p.tick(v)
 	}
 	// Rows first (into their own buffer) so the grid can go underneath.
 	top := y
@@ -213,40 +334,51 @@ func drawPanel(b *bytes.Buffer, p panel, y int) int {
 	for _, br := range p.bars {
 		if br.group != "" && br.group != group {
 			group = br.group
-			fmt.Fprintf(&rows, `<text x="20" y="%d" font-size="12" font-weight="bold">%s</text>`+"\n", y+12, xmlEscape(group))
+			fmt.Fprintf(&rows, `<text x="20" y="%d" font-size="12" font-weight="bold">%s</text>`+"\n", y+13, xmlEscape(group))
 			y += rowHeight
 		}
-		bw := math.Max(1, scale(br.value))
-		fmt.Fprintf(&rows, `<text x="%d" y="%d" font-size="12" text-anchor="end">%s</text>`+"\n", x0-8, y+12, xmlEscape(br.label))
-		fmt.Fprintf(&rows, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", x0, y+2, bw, rowHeight-4, br.color)
-		fmt.Fprintf(&rows, `<text x="%.1f" y="%d" font-size="11">%s</text>`+"\n", float64(x0)+bw+5, y+12, xmlEscape(br.text))
+		from, to := x0, x0+math.Max(1, scale(br.value))
+		if p.diverging {
+			from, to = x0+scale(p.ref), x0+scale(br.value)
+			if to < from {
+				from, to = to, from
+			}
+			to = math.Max(to, from+1)
+		}
+		fmt.Fprintf(&rows, `<text x="%.0f" y="%d" font-size="12" text-anchor="end">%s</text>`+"\n", x0-8, y+13, xmlEscape(br.label))
+		fmt.Fprintf(&rows, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", from, y+3, to-from, rowHeight-6, br.color)
+		end := to
+		if br.lo > 0 || br.hi > 0 {
+			l, h := x0+scale(br.lo), x0+scale(br.hi)
+			mid := y + rowHeight/2
+			fmt.Fprintf(&rows, `<path d="M%.1f %dH%.1fM%.1f %dV%dM%.1f %dV%d" stroke="#000" stroke-width="1.2" fill="none"/>`+"\n",
+				l, mid, h, l, mid-4, mid+4, h, mid-4, mid+4)
+			end = math.Max(end, h)
+		}
+		fmt.Fprintf(&rows, `<text x="%.1f" y="%d" font-size="11">%s</text>`+"\n", end+5, y+13, xmlEscape(br.text))
 		y += rowHeight
 	}
 	// Grid and tick labels.
 	if p.log {
 		for v := lo; v <= hi*1.0001; v *= 10 {
-			x := float64(x0) + scale(v)
-			if v == lo {
-				x = float64(x0)
-			}
+			x := x0 + scale(v)
 			fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`+"\n", x, top, x, y)
-			fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" fill="#555" text-anchor="middle">%s</text>`+"\n", x, y+12, xmlEscape(fmtTick(v)))
+			fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" fill="#555" text-anchor="middle">%s</text>`+"\n", x, y+12, xmlEscape(tick(v)))
 		}
 	} else {
 		step := niceStep(hi)
 		for v := 0.0; v <= hi*1.0001; v += step {
-			x := float64(x0) + scale(v)
+			x := x0 + scale(v)
 			fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#eee"/>`+"\n", x, top, x, y)
-			if p.ref > 0 && math.Abs(v-p.ref) < step/4 {
-				continue // the reference line's own label says it
-			}
-			fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" fill="#555" text-anchor="middle">%s</text>`+"\n", x, y+12, xmlEscape(fmtTick(v)))
+			fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" fill="#555" text-anchor="middle">%s</text>`+"\n", x, y+12, xmlEscape(tick(v)))
 		}
 	}
 	b.Write(rows.Bytes())
-	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`+"\n", x0, top, x0, y)
+	if !p.diverging {
+		fmt.Fprintf(b, `<line x1="%.0f" y1="%d" x2="%.0f" y2="%d" stroke="#333"/>`+"\n", x0, top, x0, y)
+	}
 	if p.ref > 0 {
-		x := float64(x0) + scale(p.ref)
+		x := x0 + scale(p.ref)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#000" stroke-dasharray="4,3"/>`+"\n", x, top, x, y+16)
 		fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" font-weight="bold" text-anchor="middle">%s</text>`+"\n", x, y+26, xmlEscape(fmtTick(p.ref)+" = "+p.refLabel))
 	}

@@ -1,35 +1,11 @@
 package redistest
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
-
-	"go.uber.org/goleak"
 )
-
-// Main runs the package's tests and then fails the package when a test left
-// a redis-server child process running or leaked a goroutine. Call it from
-// TestMain in packages that start servers:
-//
-//	func TestMain(m *testing.M) { redistest.Main(m) }
-func Main(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if pids := Children(); len(pids) > 0 {
-			fmt.Fprintf(os.Stderr, "FAIL: redis-server processes left running by the tests: %v\n", pids)
-			code = 1
-		}
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "FAIL: goroutines leaked: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
 
 // Children returns the PIDs of redis-server processes whose parent is this
 // process, read from /proc (empty where /proc is missing).
@@ -42,21 +18,31 @@ func Children() []int {
 		if err != nil {
 			continue // the process ended meanwhile
 		}
-		// "pid (comm) state ppid ...": comm may hold spaces, so split at the
-		// last ')'.
-		s := string(raw)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
+		comm, ppid, ok := parseStat(string(raw))
+		if !ok || comm != "redis-server" || ppid != self {
 			continue
 		}
-		fields := strings.Fields(s[end+1:])
-		if len(fields) < 2 || s[open+1:end] != "redis-server" {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(fields[1]); ppid == self {
-			pid, _ := strconv.Atoi(strings.TrimSpace(s[:open]))
-			pids = append(pids, pid)
-		}
+		pid, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(filepath.Dir(p), "/"), "/proc/"))
+		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// parseStat returns the command name and parent PID of a /proc/PID/stat
+// line, "pid (comm) state ppid ...". comm may hold spaces and parentheses,
+// so it ends at the last ')'.
+func parseStat(s string) (comm string, ppid int, ok bool) {
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return "", 0, false
+	}
+	fields := strings.Fields(s[end+1:])
+	if len(fields) < 2 {
+		return "", 0, false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return "", 0, false
+	}
+	return s[open+1 : end], ppid, true
 }
