@@ -60,7 +60,12 @@ type lockEnv struct {
 type lockPeer struct {
 	Name    string
 	Network bool
-	Setup   func() (*lockEnv, error)
+	// UncontendedOnly peers (nxkv's semaphores, read-write, multi-key and
+	// reentrant locks, measured beside its mutex) run only the uncontended
+	// cycle: the contended and hand-off scenarios assume one exclusive
+	// holder.
+	UncontendedOnly bool
+	Setup           func() (*lockEnv, error)
 }
 
 // LockRow is one lock measurement.
@@ -731,9 +736,18 @@ func runLockWorkload(cfg config, env *environment, res *Results) {
 		return measureHandoff(cfg, su.env, cfg.Waiters, su.p.Network, su.tag)
 	}})
 	for _, sc := range scs {
-		progress("locks: %s, %d goroutines, %d peers x %d repetitions", sc.name, sc.g, len(peers), cfg.Reps)
-		ms := make([]*measurement, len(peers))
-		for i, su := range peers {
+		active := peers
+		if sc.name != "uncontended" {
+			active = nil
+			for _, su := range peers {
+				if !su.p.UncontendedOnly {
+					active = append(active, su)
+				}
+			}
+		}
+		progress("locks: %s, %d goroutines, %d peers x %d repetitions", sc.name, sc.g, len(active), cfg.Reps)
+		ms := make([]*measurement, len(active))
+		for i, su := range active {
 			ms[i] = sc.make(su)
 			ms[i].warm()
 		}
@@ -744,7 +758,7 @@ func runLockWorkload(cfg config, env *environment, res *Results) {
 		}
 		for i, m := range ms {
 			row := m.row()
-			row.Peer = peers[i].p.Name
+			row.Peer = active[i].p.Name
 			res.Locks = append(res.Locks, row)
 			progress("locks %-36s %-11s %2dg %10.0f cycles/s  %s/cycle  latency p50 %s p99 %s",
 				row.Peer, sc.name, row.Goroutines, row.CyclesPS.Median, fmtNs(row.NsPerCycle), fmtNs(row.Latency.P50), fmtNs(row.Latency.P99))
@@ -769,13 +783,15 @@ const baselineLockPeer = "Redis go-redis SETNX lock"
 func lockCell(r LockRow) string { return fmt.Sprintf("%s/%d", r.Scenario, r.Goroutines) }
 
 func inprocLockPeers() []lockPeer {
-	return []lockPeer{nxkvInprocLockPeer(""), nxkvInprocLockPeer("nofence"), nxkvInprocLockPeer("fifo"), mapMutexLockPeer(), mutexPeer()}
+	ps := []lockPeer{nxkvInprocLockPeer(""), nxkvInprocLockPeer("nofence"), nxkvInprocLockPeer("fifo"), mapMutexLockPeer(), mutexPeer()}
+	return append(ps, nxkvPrimitivePeers()...)
 }
 
 func (e *environment) lockPeers() []lockPeer {
 	var ps []lockPeer
 	for _, t := range e.targets {
 		ps = append(ps, goRedisLockPeer(t), nxkvRedisLockPeer(t), redislockPeer(t), redsyncPeer(t))
+		ps = append(ps, nxkvRedisPrimitivePeers(t)...)
 	}
 	return ps
 }

@@ -69,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fs.StringVar(&o.mdOut, "md", "", "write the report as Markdown to `FILE` (BENCHMARKS.md), linking the -svg charts")
 	fs.StringVar(&o.label, "label", "", "say in the Markdown report what was measured, as `TEXT` (e.g. a commit)")
 	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
-	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:fence:* are written and deleted; use a scratch server)")
+	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:* are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
 	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory)")
 	rounds := fs.Int("rounds", 0, "interleaved rounds per headline job (0: the default, 15)")

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"sync"
 	"time"
 
+	"github.com/nxkv/nxkv/internal/lockkeys"
 	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/goredis"
 	"github.com/nxkv/nxkv/lockapi/inproc"
@@ -83,3 +85,120 @@ func (l *nxkvLocker) lock(ctx context.Context) error {
 }
 
 func (l *nxkvLocker) unlock(ctx context.Context) error { return l.l.Release(ctx) }
+
+// primitive is one of nxkv's kinds of lock beyond the mutex, as a locker
+// for the uncontended lock cycle: obtain takes the key's lease; derived
+// lists the backend keys the lease leaves behind (counters, lists), for
+// cleaning a Redis server.
+type primitive struct {
+	name    string
+	obtain  func(ctx context.Context, c *lockapi.Client, key string) (*lockapi.Lock, error)
+	derived func(key string) []string
+}
+
+// primitives are the kinds measured beside the mutex: a semaphore of 4, a
+// read and a write lease of an RWMutex, a multi-key lock over two keys and
+// a reentrant lock's first hold.
+var primitives = []primitive{
+	{"semaphore of 4", func(ctx context.Context, c *lockapi.Client, key string) (*lockapi.Lock, error) {
+		return c.Semaphore(key, 4).Obtain(ctx, lockTTL, nil)
+	}, func(key string) []string { return []string{lockkeys.NewSemaphore(key).Fence()} }},
+	{"RWMutex read", func(ctx context.Context, c *lockapi.Client, key string) (*lockapi.Lock, error) {
+		return c.RWMutex(key).ObtainRead(ctx, lockTTL, nil)
+	}, rwDerived},
+	{"RWMutex write", func(ctx context.Context, c *lockapi.Client, key string) (*lockapi.Lock, error) {
+		return c.RWMutex(key).ObtainWrite(ctx, lockTTL, nil)
+	}, rwDerived},
+	{"ObtainAll, 2 keys", func(ctx context.Context, c *lockapi.Client, key string) (*lockapi.Lock, error) {
+		return c.ObtainAll(ctx, multiKeys(key), lockTTL, nil)
+	}, func(key string) []string {
+		ks := multiKeys(key)
+		return []string{goredis.FenceKey(ks[0]), goredis.FenceKey(ks[1])}
+	}},
+	{"reentrant", func(ctx context.Context, c *lockapi.Client, key string) (*lockapi.Lock, error) {
+		return c.Obtain(ctx, key, lockTTL, &lockapi.ObtainOptions{Reentrant: true})
+	}, func(key string) []string { return []string{goredis.FenceKey(key)} }},
+}
+
+func rwDerived(key string) []string {
+	lk := lockkeys.NewRW(key)
+	return []string{lk.Counter(), lk.Readers()}
+}
+
+// multiKeys are the two keys of a multi-key lock named after key, sharing
+// a hash tag.
+func multiKeys(key string) []string { return []string{"{" + key + "}:a", "{" + key + "}:b"} }
+
+// nxkvPrimitivePeers are nxkv's other kinds of lock over the in-process
+// engine, measured uncontended beside its mutex.
+func nxkvPrimitivePeers() []lockPeer {
+	var ps []lockPeer
+	for _, p := range primitives {
+		ps = append(ps, lockPeer{Name: "nxkv " + p.name + " (in-process)", UncontendedOnly: true, Setup: func() (*lockEnv, error) {
+			e, err := newEngine()
+			if err != nil {
+				return nil, err
+			}
+			c := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
+			return &lockEnv{
+				newLocker: func(key string) locker { return &primLocker{c: c, key: key, p: p} },
+				reset:     func(string) {},
+				close:     func() { _ = e.Close() },
+			}, nil
+		}})
+	}
+	return ps
+}
+
+// nxkvRedisPrimitivePeers are the same over a Redis target through
+// lockapi/goredis; close deletes the counters and lists the leases left.
+func nxkvRedisPrimitivePeers(t *target) []lockPeer {
+	var ps []lockPeer
+	for _, p := range primitives {
+		ps = append(ps, lockPeer{Name: t.Name + " nxkv " + p.name, Network: true, UncontendedOnly: true, Setup: func() (*lockEnv, error) {
+			rc, err := redisClientFor(t)
+			if err != nil {
+				return nil, err
+			}
+			c := lockapi.New(goredis.New(rc, goredis.Options{}), lockapi.Options{})
+			var mu sync.Mutex
+			var used []string // guarded by mu
+			return &lockEnv{
+				newLocker: func(key string) locker {
+					mu.Lock()
+					used = append(used, key)
+					mu.Unlock()
+					return &primLocker{c: c, key: key, p: p}
+				},
+				reset: func(string) {},
+				close: func() {
+					mu.Lock()
+					defer mu.Unlock()
+					for _, k := range used {
+						rc.Del(context.Background(), p.derived(k)...)
+					}
+					_ = rc.Close()
+				},
+			}, nil
+		}})
+	}
+	return ps
+}
+
+type primLocker struct {
+	c   *lockapi.Client
+	key string
+	p   primitive
+	l   *lockapi.Lock
+}
+
+func (l *primLocker) lock(ctx context.Context) error {
+	lk, err := l.p.obtain(ctx, l.c, l.key)
+	if err != nil {
+		return err
+	}
+	l.l = lk
+	return nil
+}
+
+func (l *primLocker) unlock(ctx context.Context) error { return l.l.Release(ctx) }
