@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,7 +77,7 @@ func (l *Lock) Key() string { return l.key }
 // given to ObtainAll, and otherwise Key alone.
 func (l *Lock) Keys() []string {
 	if m, ok := l.p.(*multiLease); ok {
-		return m.keys
+		return slices.Clone(m.keys)
 	}
 	return []string{l.key}
 }
@@ -112,7 +113,7 @@ func (l *Lock) Fence() (int64, bool) { return l.fence, l.fence != 0 }
 // nil when the backend gives none.
 func (l *Lock) Fences() []int64 {
 	if m, ok := l.p.(*multiLease); ok {
-		return m.fences
+		return slices.Clone(m.fences)
 	}
 	if l.fence == 0 {
 		return nil
