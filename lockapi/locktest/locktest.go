@@ -16,9 +16,24 @@
 // held; a backend failure, injected with lockapi/faultinject, is reported as
 // itself and never as ErrNotObtained, ErrNotHeld or a loss).
 //
+// On backends that implement them (lockapi.SemaphoreBackend, RWBackend,
+// MultiBackend, ReentrantBackend) it checks the other kinds of lock the
+// same way: a semaphore's limit, its holders changing the limit, expiry and
+// wake-ups; a read-write lock's sharing, writer preference, a waiting
+// writer giving up or crashing, and the absence of upgrade; multi-key
+// locks all or nothing (including a porcupine check of concurrent
+// histories), released, refreshed and lost together, without deadlock;
+// reentrant hold counts; and the input and error contracts of each. A
+// backend without a primitive must refuse it with errors.ErrUnsupported.
+// Bench measures every kind's acquire and release, for backends'
+// benchmarks.
+//
 // The suite's own tests plant flaws in a reference backend (an
 // unconditional delete, an overwriting acquire, restarting fences, no
-// expiry, no notifications) and check that the suite fails on each.
+// expiry, no notifications) and in the in-process backend's primitives (a
+// semaphore admitting one too many, readers ignoring writers, a writer's
+// mark never set or never removed, multi-key locks taken key by key,
+// reentrant holds miscounted), and check that the suite fails on each.
 //
 // Every case uses its own key (derived from the subtest name) and TTLs of a
 // minute or more, so a backend with a real clock (Redis) does not expire
