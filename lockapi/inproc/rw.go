@@ -42,8 +42,8 @@ func formatIDs(ids []int64) string {
 }
 
 // optimisticTries is how many times rwSection locks only the keys it read
-// before it locks every shard.
-const optimisticTries = 3
+// before it locks every shard (a variable for the test of the fallback).
+var optimisticTries = 3
 
 // rwSection runs fn in one engine section over the keys of lk, with the
 // reader ids listed inside the section. The reader keys to lock are known only from the list, so it
