@@ -15,6 +15,13 @@ import (
 //go:embed method.md
 var methodText string
 
+// historyText is how the engine's storage changed, measured before and
+// after with the engine's own paired benchmarks; it is fixed, not measured
+// by the suite.
+//
+//go:embed history.md
+var historyText string
+
 // writeMarkdown writes the report of r as Markdown to path (BENCHMARKS.md),
 // embedding the charts written into svgDir. label says what was measured.
 func writeMarkdown(path, svgDir, label string, r *Results) error {
@@ -114,6 +121,7 @@ func renderMarkdown(w io.Writer, charts, label string, r *Results) {
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprint(w, historyText)
 	fmt.Fprint(w, methodText)
 }
 
