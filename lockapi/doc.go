@@ -139,7 +139,9 @@
 // (SemaphoreBackend, RWBackend, MultiBackend, ReentrantBackend); the
 // in-process and Redis backends implement all four, with the same key
 // layout, so one engine served over the Redis protocol holds the same
-// leases whichever backend took them.
+// leases whichever backend took them (a mutex's and a multi-key lock's
+// fencing tokens come from the engine's counters in process and from
+// counter keys over Redis, so they are ordered within one backend).
 //
 //   - Client.Semaphore(name, N): up to N holders. Each lease is the lowest
 //     free of N slot keys; waiters retry when any slot below their limit

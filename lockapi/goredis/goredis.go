@@ -32,7 +32,10 @@
 // hash tag), which Backend checks before sending (ErrCrossSlot). Reader
 // keys of a read-write lock are built inside its scripts from ids listed
 // in a key of the lock; they carry the lock's hash tag, so they lie in the
-// slot of the keys the script declares.
+// slot of the keys the script declares. A semaphore's and a read-write
+// lock's counter (fences and reader ids) and the lock's reader list have no
+// TTL and stay once every lease is gone, like the fencing counters: a few
+// dozen bytes per name, under the reserved prefix.
 //
 // Scripts are sent with EVALSHA and fall back to EVAL when the server
 // replies NOSCRIPT (a restarted server or SCRIPT FLUSH); only that first call
