@@ -143,9 +143,9 @@
 // fencing tokens come from the engine's counters in process and from
 // counter keys over Redis, so they are ordered within one backend).
 //
-//   - Client.Semaphore(name, N): up to N holders. Each lease is the lowest
-//     free of N slot keys; waiters retry when any slot below their limit
-//     frees. The limit is each Obtain's own: holders that change N never
+//   - Client.Semaphore(name, N): up to N holders. Each lease takes the
+//     lowest of N slot keys found free; waiters retry when any slot below
+//     their limit frees. The limit is each Obtain's own: holders that change N never
 //     lose a lease, and the number of holders never exceeds the largest
 //     limit among the current holders' (see Semaphore). Fences increase
 //     across all the semaphore's leases.
