@@ -73,7 +73,7 @@ func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p
 			e.stale(c)
 			continue
 		}
-		if p.Exp < now {
+		if p.Exp != noDeadline && p.Exp < now {
 			return peekExpired, v
 		}
 		return peekLive, v
