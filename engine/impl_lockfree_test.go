@@ -49,3 +49,44 @@ func TestHeldKeyTakesNoLock(t *testing.T) {
 }
 
 func both(a, b any) [2]any { return [2]any{a, b} }
+
+// TestCompareAndDeleteTimeAfterReaders: a compare-and-delete that finds its
+// value acts on a lock-free lookup, so it must not judge the key alive at a
+// time older than one a reader of the key used in between: that reader saw
+// the key alive, so it comes before the delete, and the times along one
+// key's history never decrease. The clock hook runs a reader (after moving
+// the clock) whenever the delete reads the time while the shard is
+// unlocked, which is exactly that window.
+func TestCompareAndDeleteTimeAfterReaders(t *testing.T) {
+	e, mc := newTestEngine(t)
+	e.Close() // no reaper: only the operations below touch the shard
+	if err := e.SetPX("k", "tok", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	h := e.m.Hash("k")
+	s, _ := e.m.Shard(h)
+	var cadTime, readerTime int64
+	reading := false
+	SetNowHook(e, func(now int64) {
+		if reading {
+			readerTime = now
+			return
+		}
+		cadTime = now
+		if _, unlocked := s.ReadVersion(); unlocked && readerTime == 0 {
+			reading = true
+			mc.Add(500 * time.Millisecond)
+			if _, ok := e.PTTL("k"); !ok {
+				t.Fatal("PTTL(k) inside the delete = absent, want alive")
+			}
+			reading = false
+		}
+	})
+	if !e.CompareAndDelete("k", "tok") {
+		t.Fatal(`CompareAndDelete("k", "tok") = false, want true`)
+	}
+	if readerTime > cadTime {
+		t.Fatalf("CompareAndDelete used time %v after a reader saw the key alive at %v: time ran backwards along the key's history",
+			time.Unix(0, cadTime).UTC(), time.Unix(0, readerTime).UTC())
+	}
+}
