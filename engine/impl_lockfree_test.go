@@ -12,6 +12,7 @@ import (
 // nor make concurrent readers retry.
 func TestHeldKeyTakesNoLock(t *testing.T) {
 	e, _ := newTestEngine(t)
+	e.Close() // no reaper: it locks each shard as it scans
 	e.Set("plain", "v")
 	if err := e.SetPX("timed", "v", time.Hour); err != nil {
 		t.Fatal(err)
