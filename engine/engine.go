@@ -40,6 +40,12 @@ type Engine struct {
 	done     chan struct{} // closed when the reaper exits
 	once     sync.Once
 	wakes    atomic.Int64 // reaper loop iterations, for tests
+
+	// reapMu serializes reapShard: a reclaimer keeps the keys its wheel
+	// fired, out of the wheel, across the lock drops between its batches,
+	// so another reclaimer (a Reap) must wait for it to finish instead of
+	// finding nothing to fire. Taken before a shard lock, never after one.
+	reapMu sync.Mutex
 }
 
 // New returns an engine with its reaper started. Call Close to stop the

@@ -2,9 +2,12 @@ package engine
 
 import (
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"go.uber.org/goleak"
 )
 
@@ -90,4 +93,54 @@ func TestReaperKickEarlier(t *testing.T) {
 	defer stop()
 	mc.Add(15 * time.Millisecond)
 	waitClosed(t, ch, "earlier deadline")
+}
+
+// TestReapOvertakesNoBatch: Reap reclaims every key expired at its time
+// even while another reclaimer (the reaper, or another Reap) is between
+// batches of one shard, holding fired keys it has not deleted yet. One
+// shard holds many keys due at once, so each pass deletes them in many
+// batches, and three goroutines Reap and check Len at once. It is a bounded
+// stress test: the window between batches is a few nanoseconds, so it
+// catches an overtaking Reap reliably under -race (which widens it) and only
+// by luck without.
+func TestReapOvertakesNoBatch(t *testing.T) {
+	mc := clock.NewMock()
+	mc.Set(t0)
+	e := New(Options{Clock: mc, Shards: 1})
+	defer e.Close()
+	keys := make([]string, 20*reapBatch)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+	}
+	for round := 1; round <= 16; round++ {
+		for _, k := range keys {
+			if err := e.SetPX(k, "v", time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mc.Add(2 * time.Second) // every key expired; the reaper wakes too
+		var wg sync.WaitGroup
+		var done atomic.Bool
+		var left atomic.Int64
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Reap until one Len finds the shard empty: every Reap
+				// that returned before must have found it empty too.
+				for !done.Load() {
+					e.Reap()
+					if n := e.Len(); n != 0 {
+						left.Store(int64(n))
+					} else {
+						done.Store(true)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if n := left.Load(); n != 0 {
+			t.Fatalf("round %d: Len() right after a Reap = %d, want 0 (every key had expired)", round, n)
+		}
+	}
 }

@@ -33,6 +33,8 @@ func (e *Engine) Reap() int {
 // deleted, the wheel's next deadline (math.MaxInt64 if none) and buf for
 // reuse.
 func (e *Engine) reapShard(s *shardT, now int64, buf []string) (int, int64, []string) {
+	e.reapMu.Lock()
+	defer e.reapMu.Unlock()
 	deleted := 0
 	next := int64(math.MaxInt64)
 	s.Lock()

@@ -54,6 +54,10 @@ const (
 // any stored key when timed is set, it reads the clock (through c) between
 // the version loads, so the time lies inside the snapshot's interval: times
 // used along one key's history never decrease, as when read under the lock.
+// With c nil it reads no clock and reports a stored key peekLive, expired
+// or not, for a caller that decides a stored key under the lock: a time
+// read before the lock would predate the times of readers that run before
+// the lock is upgraded.
 func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p *shard.Probe) (state int, v uint64) {
 	for range peekTries {
 		var ok bool
@@ -65,7 +69,7 @@ func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p
 			continue
 		case !p.Found:
 			return peekAbsent, v
-		case p.Exp == noDeadline && !timed:
+		case c == nil, p.Exp == noDeadline && !timed:
 			return peekLive, v
 		}
 		now := e.at(c)
@@ -73,7 +77,7 @@ func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p
 			e.stale(c)
 			continue
 		}
-		if p.Exp < now {
+		if p.Exp != noDeadline && p.Exp < now {
 			return peekExpired, v
 		}
 		return peekLive, v
