@@ -112,16 +112,24 @@ func (e *Engine) liveKeys(i int, buf []string) []string {
 	return buf
 }
 
-// appendLiveLocked appends the live keys of s to buf. It reads the clock
-// only if a key has a deadline; expired keys are left for the reaper (the
-// map must not change while ranging).
+// appendLiveLocked appends the live keys of s to buf and deletes the
+// expired keys it meets, as a read of each would (their watchers fire). It
+// reads the clock only if a key has a deadline. The deletes wait until the
+// ranging is over, because the table must not change under it.
 func (e *Engine) appendLiveLocked(s *shardT, buf []string, c *opClock) []string {
+	var expired []string
 	s.RangeLocked(func(_ shard.Handle, ent *shard.Entry) bool {
 		if ent.Exp == noDeadline || ent.Exp >= e.at(c) {
 			buf = append(buf, ent.Key)
+		} else {
+			expired = append(expired, ent.Key)
 		}
 		return true
 	})
+	for _, key := range expired {
+		var p shard.Probe
+		e.liveLocked(s, e.m.Hash(key), key, &p, false, c)
+	}
 	return buf
 }
 

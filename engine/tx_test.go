@@ -236,3 +236,38 @@ func TestFenceStrictlyIncreasing(t *testing.T) {
 		t.Fatalf("Len() = %d, want no key per fence", n)
 	}
 }
+
+// TestIterationDeletesExpired: Range and Scan delete the expired keys they
+// meet, as a read of each would, so the keys' watchers fire and Len drops
+// without the reaper (stopped here by Close).
+func TestIterationDeletesExpired(t *testing.T) {
+	for _, iter := range []struct {
+		name string
+		run  func(e *Engine)
+	}{
+		{"Range", func(e *Engine) { e.Range(func(string) bool { return true }) }},
+		{"Scan", func(e *Engine) {
+			for c := e.Scan(0, func(string) {}); c != 0; c = e.Scan(c, func(string) {}) {
+			}
+		}},
+	} {
+		t.Run(iter.name, func(t *testing.T) {
+			e, mc := newTestEngine(t)
+			e.Close()
+			e.Set("kept", "v")
+			e.SetPX("lock", "token", time.Millisecond)
+			changed, stop := e.Watch("lock")
+			defer stop()
+			mc.Add(2 * time.Millisecond)
+			iter.run(e)
+			select {
+			case <-changed:
+			default:
+				t.Errorf("%s: watcher of the expired key met did not fire", iter.name)
+			}
+			if got := e.Len(); got != 1 {
+				t.Errorf("%s: Len() = %d after meeting an expired key, want 1", iter.name, got)
+			}
+		})
+	}
+}
