@@ -200,6 +200,12 @@ func (m *mutexMap) setNX(k, v string) bool {
 	return true
 }
 
+func (m *mutexMap) set(k, v string) {
+	m.mu.Lock()
+	m.m[k] = v
+	m.mu.Unlock()
+}
+
 func (m *mutexMap) get(k string) (string, bool) {
 	m.mu.Lock()
 	v, ok := m.m[k]
@@ -415,6 +421,18 @@ func BenchmarkParallelLockCycle(b *testing.B) {
 // nothing is shared, so its speed-up is the most this machine gives this
 // workload, the ceiling for the shared-engine figures above.
 func BenchmarkParallelPrivateSetNX(b *testing.B) {
+	benchParallelPrivate(b, func(e *Engine, k string) bool { return e.SetNX(k, "w") })
+}
+
+// BenchmarkParallelPrivateSet is BenchmarkParallelPrivateSetNX for
+// overwrites, the ceiling for BenchmarkParallelSet: what is left of the
+// shared engine's gap to it is the cost of both goroutines' keys sharing
+// shards (their lock words and entries move between the cores).
+func BenchmarkParallelPrivateSet(b *testing.B) {
+	benchParallelPrivate(b, func(e *Engine, k string) bool { e.Set(k, "w"); return true })
+}
+
+func benchParallelPrivate(b *testing.B, op func(e *Engine, k string) bool) {
 	for _, g := range []int{1, 2} {
 		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
 			keys := benchKeys(hotKeys)
@@ -433,7 +451,7 @@ func BenchmarkParallelPrivateSetNX(b *testing.B) {
 					defer wg.Done()
 					n := 0
 					for i := 0; i < per; i++ {
-						if e.SetNX(keys[i&(hotKeys-1)], "w") {
+						if op(e, keys[i&(hotKeys-1)]) {
 							n++
 						}
 					}
@@ -452,6 +470,19 @@ func BenchmarkParallelBaselineMutexMapSetNX(b *testing.B) {
 			benchParallel(b, g, func(keys []string) func(string) bool {
 				m := newMutexMap(keys)
 				return func(k string) bool { return m.setNX(k, "w") }
+			})
+		})
+	}
+}
+
+// BenchmarkParallelBaselineMutexMapSet is the baseline of
+// BenchmarkParallelSet: both goroutines overwrite keys of one map+Mutex.
+func BenchmarkParallelBaselineMutexMapSet(b *testing.B) {
+	for _, g := range []int{1, 2} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			benchParallel(b, g, func(keys []string) func(string) bool {
+				m := newMutexMap(keys)
+				return func(k string) bool { m.set(k, "w"); return true }
 			})
 		})
 	}
