@@ -128,7 +128,8 @@ func config(name string, ttl time.Duration, opts *ObtainOptions) (obtainConfig, 
 // earlier attempt found the key held and ctx ended the wait. Since the
 // failed call may still have stored the lock (a lost reply), Obtain then
 // deletes it with a compare-and-delete, best effort (skipped when ctx has
-// ended: such a lock expires after ttl). Obtain is safe for concurrent use.
+// ended: such a lock expires after ttl; a primitive's lease and a waiting
+// writer's mark are cleaned up even then). Obtain is safe for concurrent use.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts *ObtainOptions) (*Lock, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -216,14 +217,16 @@ func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited
 	}
 	if err != nil {
 		// A lost reply may have stored our value; only we can hold it, so
-		// deleting it by compare-and-delete is always safe.
+		// deleting it by compare-and-delete is always safe. A primitive's
+		// cleanup runs even when ctx ended during the call (without ctx's
+		// cancellation, as in notObtained): Obtain gives up here, and a
+		// waiting writer's mark, left by an earlier attempt, must go.
 		cerr := ctx.Err()
-		if cerr == nil {
-			if l.p == nil {
-				c.b.Release(ctx, l.key, l.value)
-			} else {
-				l.p.cleanup(ctx, l, true)
-			}
+		switch {
+		case l.p != nil:
+			l.p.cleanup(context.WithoutCancel(ctx), l, true)
+		case cerr == nil:
+			c.b.Release(ctx, l.key, l.value)
 		}
 		var kind error
 		if waited && cerr != nil {
