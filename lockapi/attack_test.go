@@ -107,3 +107,42 @@ func TestAttackRWMarkLeftOnCancelDuringAttempt(t *testing.T) {
 		r.Release(ctx)
 	}
 }
+
+// TestAttackRWMarkLapsesWhileWriterWaits: a writer still waiting keeps
+// new readers out past its ttl (its mark, lasting ttl from its latest
+// attempt, must not lapse while it waits with long waiting windows).
+func TestAttackRWMarkLapsesWhileWriterWaits(t *testing.T) {
+	f := newFixture(t)
+	c := lockapi.New(f.fi, lockapi.Options{})
+	ctx := context.Background()
+	rw := c.RWMutex("doc")
+	r1, err := rw.ObtainRead(ctx, time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	go func() {
+		_, err := rw.ObtainWrite(wctx, time.Second, &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1)})
+		done <- err
+	}()
+	f.awaitAcquires(t, 2) // the first attempt, and the attempt after arming the watch
+	for range 6 {         // 3s: three times the writer's ttl
+		f.advance(500 * time.Millisecond)
+		f.awaitAcquires(t, 1) // the writer renews its mark
+	}
+	if r, err := rw.ObtainRead(ctx, time.Minute, nil); err == nil {
+		t.Errorf("a new reader got in while a writer was waiting (its mark lapsed after its ttl)")
+		r.Release(ctx)
+	}
+	cancel()
+	if err := await(t, done, "writer gives up"); !errors.Is(err, lockapi.ErrNotObtained) {
+		t.Errorf("writer Obtain = %v, want ErrNotObtained", err)
+	}
+	if r, err := rw.ObtainRead(ctx, time.Minute, nil); err != nil {
+		t.Errorf("reader after the writer gave up = %v, want granted", err)
+	} else {
+		r.Release(ctx)
+	}
+	r1.Release(ctx)
+}

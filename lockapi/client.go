@@ -318,6 +318,30 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 	var changed <-chan struct{}
 	stop := func() {}
 	defer func() { stop() }()
+	// A waiting writer's mark lasts its ttl from its latest attempt: it
+	// renews the mark by an attempt every renewEvery, which consumes
+	// nothing of the strategy, so that the mark never lapses while it
+	// waits.
+	var (
+		renewTimer *clock.Timer
+		renew      <-chan time.Time
+		renewEvery time.Duration
+	)
+	if r, ok := l.p.(renewer); ok {
+		renewEvery = r.renewEvery(ttl)
+	}
+	armRenew := func() {
+		if renewEvery > 0 {
+			renewTimer = clock.NewTimer(c.clock, renewEvery)
+			renew = renewTimer.C
+		}
+	}
+	armRenew()
+	defer func() {
+		if renewTimer != nil {
+			renewTimer.Stop()
+		}
+	}()
 	gaveUp := func() (*Lock, error) {
 		err := c.notObtained(ctx, l)
 		c.obtained(l, ttl, waitStart, err)
@@ -361,6 +385,14 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 		case <-changed:
 			stop()
 			changed, stop = nil, func() {}
+			continue
+		case <-renew:
+			if turn == nil {
+				if ok, err := c.attempt(ctx, l, ttl, true, true); ok || err != nil {
+					return c.obtained(l, ttl, waitStart, err)
+				}
+			}
+			armRenew()
 			continue
 		case <-timer.C:
 		case <-ctx.Done():
