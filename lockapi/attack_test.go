@@ -146,3 +146,70 @@ func TestAttackRWMarkLapsesWhileWriterWaits(t *testing.T) {
 	}
 	r1.Release(ctx)
 }
+
+// TestAttackFIFOQueueCollision: with FIFO, only Obtain calls naming the
+// same lock share a queue. ObtainAll(["a", "b"]) and ObtainAll(["a,b"])
+// name different keys, as do a mutex key beginning with NUL and a
+// semaphore; a waiter must not queue behind an unrelated lock's waiter.
+func TestAttackFIFOQueueCollision(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		block, other func(c *lockapi.Client, ctx context.Context, retry lockapi.RetryStrategy) (*lockapi.Lock, error)
+	}{{
+		name: "multi",
+		block: func(c *lockapi.Client, ctx context.Context, retry lockapi.RetryStrategy) (*lockapi.Lock, error) {
+			return c.ObtainAll(ctx, []string{"a", "b"}, time.Minute, &lockapi.ObtainOptions{Retry: retry})
+		},
+		other: func(c *lockapi.Client, ctx context.Context, retry lockapi.RetryStrategy) (*lockapi.Lock, error) {
+			return c.ObtainAll(ctx, []string{"a,b"}, time.Minute, &lockapi.ObtainOptions{Retry: retry})
+		},
+	}, {
+		name: "mutex-semaphore",
+		block: func(c *lockapi.Client, ctx context.Context, retry lockapi.RetryStrategy) (*lockapi.Lock, error) {
+			return c.Semaphore("pool", 1).Obtain(ctx, time.Minute, &lockapi.ObtainOptions{Retry: retry})
+		},
+		other: func(c *lockapi.Client, ctx context.Context, retry lockapi.RetryStrategy) (*lockapi.Lock, error) {
+			return c.Obtain(ctx, "\x00"+string(rune('0'+lockapi.KindSemaphore))+"pool", time.Minute, &lockapi.ObtainOptions{Retry: retry})
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			holder := lockapi.New(f.fi, lockapi.Options{})
+			h, err := tc.block(holder, ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := lockapi.New(f.fi, lockapi.Options{FIFO: true})
+			wctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := tc.block(c, wctx, lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1))
+				done <- err
+			}()
+			f.awaitAcquires(t, 3) // the holder's, then the waiter's first and armed attempts
+			res := make(chan error, 1)
+			go func() {
+				l, err := tc.other(c, ctx, lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1))
+				if err == nil {
+					l.Release(ctx)
+				}
+				res <- err
+			}()
+			select {
+			case err := <-res:
+				if err != nil {
+					t.Errorf("Obtain of a free, unrelated lock = %v", err)
+				}
+				cancel()
+				await(t, done, "blocked waiter gives up")
+			case <-time.After(guard):
+				t.Errorf("Obtain of a free, unrelated lock queued behind another lock's waiter")
+				cancel()
+				await(t, done, "blocked waiter gives up")
+				await(t, res, "second Obtain")
+			}
+			h.Release(ctx)
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,7 +127,24 @@ func (l *Lock) queueKey() string {
 	if l.p != nil {
 		return l.p.queueKey()
 	}
-	return l.key
+	return mutexQueue(l.key)
+}
+
+// mutexQueue is the FIFO queue key of mutex key: the key itself, unless
+// it begins with NUL like the primitives' queue keys (primQueue), which
+// it then must not equal.
+func mutexQueue(key string) string {
+	if strings.HasPrefix(key, "\x00") {
+		return "\x00m" + key
+	}
+	return key
+}
+
+// primQueue is the FIFO queue key of a primitive of kind called name: NUL
+// and the kind's digit before the name, so that queue keys of different
+// kinds, and mutexes' (mutexQueue), never collide.
+func primQueue(kind Kind, name string) string {
+	return "\x00" + string(rune('0'+kind)) + name
 }
 
 // The backend calls on l's lease.

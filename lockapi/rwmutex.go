@@ -152,4 +152,4 @@ func (r *rwLease) renewEvery(ttl time.Duration) time.Duration {
 }
 
 // queueKey puts readers and writers of one lock in one FIFO queue.
-func (r *rwLease) queueKey() string { return "\x00" + string(rune('0'+KindRead)) + r.name }
+func (r *rwLease) queueKey() string { return primQueue(KindRead, r.name) }
