@@ -362,3 +362,35 @@ func TestAttackLostPrims(t *testing.T) {
 		t.Errorf("Stats = acquired %d released %d lost %d expired %d, want 9 5 4 4", st.Acquired, st.Released, st.Lost, st.Expired)
 	}
 }
+
+// TestAttackReentrantKnownLostRelease: a hold known lost (its Lost
+// closed at its expiry) must not, on Release, remove the hold its owner
+// took afresh after the expiry.
+func TestAttackReentrantKnownLostRelease(t *testing.T) {
+	f := newFixture(t)
+	c := lockapi.New(f.b, lockapi.Options{})
+	ctx := context.Background()
+	l1, err := c.Obtain(ctx, "k", time.Second, &lockapi.ObtainOptions{Reentrant: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := l1.Lost()
+	f.advance(2 * time.Second)
+	await(t, lost, "Lost at expiry")
+	l2, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true, Token: l1.Token()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l1.Release(ctx); !errors.Is(err, lockapi.ErrNotHeld) {
+		t.Errorf("Release of a lost hold = %v, want ErrNotHeld", err)
+	}
+	if _, err := l2.TTL(ctx); err != nil {
+		t.Errorf("fresh hold after a lost hold's Release: TTL = %v, want held", err)
+	}
+	if err := l2.Release(ctx); err != nil {
+		t.Error(err)
+	}
+	if info := f.b.Inspect("k"); len(info.Holders) != 0 {
+		t.Errorf("key held after the last hold's Release: %+v", info)
+	}
+}
