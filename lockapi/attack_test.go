@@ -394,3 +394,104 @@ func TestAttackReentrantKnownLostRelease(t *testing.T) {
 		t.Errorf("key held after the last hold's Release: %+v", info)
 	}
 }
+
+// TestAttackMaxSizes: ObtainAll of MaxKeys keys and a semaphore of
+// MaxLimit work at the limits: all or nothing, exactly MaxLimit holders,
+// and a waiter woken by the expiry of the last slot.
+func TestAttackMaxSizes(t *testing.T) {
+	f := newFixture(t)
+	c := lockapi.New(f.b, lockapi.Options{})
+	cw := lockapi.New(f.fi, lockapi.Options{}) // the waiter's, counting its attempts
+	ctx := context.Background()
+	keys := make([]string, lockapi.MaxKeys)
+	for i := range keys {
+		keys[i] = "k" + time.Duration(i).String()
+	}
+	single, err := c.Obtain(ctx, keys[lockapi.MaxKeys-1], time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ObtainAll(ctx, keys, time.Minute, nil); !errors.Is(err, lockapi.ErrNotObtained) {
+		t.Fatalf("ObtainAll with its last key held = %v, want ErrNotObtained", err)
+	}
+	if l, err := c.Obtain(ctx, keys[0], time.Minute, nil); err != nil {
+		t.Fatalf("first key after a failed ObtainAll = %v, want free", err)
+	} else {
+		l.Release(ctx)
+	}
+	single.Release(ctx)
+	all, err := c.ObtainAll(ctx, keys, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := all.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	sem := c.Semaphore("big", lockapi.MaxLimit)
+	for i := range lockapi.MaxLimit {
+		ttl := time.Minute
+		if i == lockapi.MaxLimit-1 {
+			ttl = time.Second
+		}
+		if _, err := sem.Obtain(ctx, ttl, nil); err != nil {
+			t.Fatalf("lease %d: %v", i, err)
+		}
+	}
+	res := make(chan error, 1)
+	go func() {
+		l, err := cw.Semaphore("big", lockapi.MaxLimit).Obtain(ctx, time.Minute, &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1)})
+		if err == nil {
+			l.Release(ctx)
+		}
+		res <- err
+	}()
+	f.awaitAcquires(t, 2)      // the first attempt, and the attempt after arming the watches
+	f.advance(2 * time.Second) // the last slot expires
+	if err := await(t, res, "waiter woken by the last slot's expiry"); err != nil {
+		t.Fatalf("waiter = %v", err)
+	}
+	if n := len(f.b.InspectSemaphore("big", lockapi.MaxLimit).Holders); n != lockapi.MaxLimit-1 {
+		t.Fatalf("%d holders, want %d (the waiter released its lease)", n, lockapi.MaxLimit-1)
+	}
+	if l, err := sem.Obtain(ctx, time.Minute, nil); err != nil {
+		t.Fatalf("lease in the freed slot: %v", err)
+	} else if _, err := sem.Obtain(ctx, time.Minute, nil); !errors.Is(err, lockapi.ErrNotObtained) {
+		t.Fatalf("holder MaxLimit+1 = %v, want ErrNotObtained", err)
+	} else {
+		l.Release(ctx)
+	}
+}
+
+// TestAttackReentrantFIFO: with FIFO, the owner's re-entry must not queue
+// behind a waiter for the key it holds (the waiter waits for the owner's
+// release, so the re-entry would fail at once with NoRetry, or wait for
+// nothing).
+func TestAttackReentrantFIFO(t *testing.T) {
+	f := newFixture(t)
+	c := lockapi.New(f.fi, lockapi.Options{FIFO: true})
+	ctx := context.Background()
+	l1, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		l, err := c.Obtain(wctx, "k", time.Minute, &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1)})
+		if err == nil {
+			l.Release(ctx)
+		}
+		done <- err
+	}()
+	f.awaitAcquires(t, 3) // l1's, then the waiter's first and armed attempts
+	l2, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true, Token: l1.Token()})
+	if err != nil {
+		t.Errorf("re-entry by the owner with a waiter queued = %v, want a second hold", err)
+	} else if err := l2.Release(ctx); err != nil {
+		t.Error(err)
+	}
+	cancel()
+	await(t, done, "waiter gives up")
+	l1.Release(ctx)
+}

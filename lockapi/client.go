@@ -414,6 +414,15 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 // obtainQueued is Obtain with FIFO: only the head of the key's queue
 // attempts the key.
 func (c *Client) obtainQueued(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig) (*Lock, error) {
+	if _, re := l.p.(*reentrantLease); re && cfg.token != "" {
+		// The owner's re-entry does not queue: the waiters ahead wait for
+		// the owner's release, so it would wait for nothing.
+		if _, held, err := c.b.PTTL(ctx, l.key, l.value); err == nil && held {
+			if ok, err := c.attempt(ctx, l, ttl, false, false); ok || err != nil {
+				return c.obtained(l, ttl, 0, err)
+			}
+		}
+	}
 	w := new(waiter)
 	q := l.queueKey()
 	turn := c.queues.enqueue(w, q)
