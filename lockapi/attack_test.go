@@ -3,6 +3,8 @@ package lockapi_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -494,4 +496,68 @@ func TestAttackReentrantFIFO(t *testing.T) {
 	cancel()
 	await(t, done, "waiter gives up")
 	l1.Release(ctx)
+}
+
+// TestAttackRWStress: concurrent readers and writers (NoRetry, leases
+// that never expire in the test) never overlap a writer with anyone.
+func TestAttackRWStress(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var readers, writers atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := lockapi.New(f.b, lockapi.Options{})
+			rw := c.RWMutex("doc")
+			for i := range 300 {
+				write := (g+i)%3 == 0
+				var l *lockapi.Lock
+				var err error
+				if write {
+					l, err = rw.ObtainWrite(ctx, time.Hour, nil)
+				} else {
+					l, err = rw.ObtainRead(ctx, time.Hour, nil)
+				}
+				if err != nil {
+					continue
+				}
+				if write {
+					if n := writers.Add(1); n != 1 || readers.Load() != 0 {
+						select {
+						case errs <- "writer beside another holder":
+						default:
+						}
+					}
+					writers.Add(-1)
+				} else {
+					readers.Add(1)
+					if writers.Load() != 0 {
+						select {
+						case errs <- "reader beside a writer":
+						default:
+						}
+					}
+					readers.Add(-1)
+				}
+				if err := l.Release(ctx); err != nil {
+					select {
+					case errs <- err.Error():
+					default:
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	info := f.b.InspectRW("doc")
+	if info.Writer != nil || len(info.Readers) != 0 || info.WriterWaiting != nil {
+		t.Errorf("after every release: %+v", info)
+	}
 }
