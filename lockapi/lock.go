@@ -187,7 +187,9 @@ func (l *Lock) watch() (<-chan struct{}, func()) {
 // it then touches nothing at the backend).
 // Release first stops the watchdog and the loss monitor, even if the
 // backend call then fails; a Release that failed with a backend or ctx error
-// may be retried. Concurrent Release calls on one Lock take turns: a second
+// may be retried (but for a reentrant hold, whose owner's holds are counted,
+// not named, a retry after a call that reached the backend removes a second
+// hold: the key may then be freed while another hold is live). Concurrent Release calls on one Lock take turns: a second
 // waits for the first's outcome (or its own ctx) and then reports
 // ErrNotHeld ("already released") if the first succeeded, so a successful
 // Release is never taken for a loss. Errors wrap ctx.Err() when ctx ended;
