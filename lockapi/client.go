@@ -128,7 +128,8 @@ func config(name string, ttl time.Duration, opts *ObtainOptions) (obtainConfig, 
 // earlier attempt found the key held and ctx ended the wait. Since the
 // failed call may still have stored the lock (a lost reply), Obtain then
 // deletes it with a compare-and-delete, best effort (skipped when ctx has
-// ended: such a lock expires after ttl). Obtain is safe for concurrent use.
+// ended: such a lock expires after ttl; a primitive's lease and a waiting
+// writer's mark are cleaned up even then). Obtain is safe for concurrent use.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts *ObtainOptions) (*Lock, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -216,14 +217,16 @@ func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited
 	}
 	if err != nil {
 		// A lost reply may have stored our value; only we can hold it, so
-		// deleting it by compare-and-delete is always safe.
+		// deleting it by compare-and-delete is always safe. A primitive's
+		// cleanup runs even when ctx ended during the call (without ctx's
+		// cancellation, as in notObtained): Obtain gives up here, and a
+		// waiting writer's mark, left by an earlier attempt, must go.
 		cerr := ctx.Err()
-		if cerr == nil {
-			if l.p == nil {
-				c.b.Release(ctx, l.key, l.value)
-			} else {
-				l.p.cleanup(ctx, l, true)
-			}
+		switch {
+		case l.p != nil:
+			l.p.cleanup(context.WithoutCancel(ctx), l, true)
+		case cerr == nil:
+			c.b.Release(ctx, l.key, l.value)
 		}
 		var kind error
 		if waited && cerr != nil {
@@ -315,6 +318,30 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 	var changed <-chan struct{}
 	stop := func() {}
 	defer func() { stop() }()
+	// A waiting writer's mark lasts its ttl from its latest attempt: it
+	// renews the mark by an attempt every renewEvery, which consumes
+	// nothing of the strategy, so that the mark never lapses while it
+	// waits.
+	var (
+		renewTimer *clock.Timer
+		renew      <-chan time.Time
+		renewEvery time.Duration
+	)
+	if r, ok := l.p.(renewer); ok {
+		renewEvery = r.renewEvery(ttl)
+	}
+	armRenew := func() {
+		if renewEvery > 0 {
+			renewTimer = clock.NewTimer(c.clock, renewEvery)
+			renew = renewTimer.C
+		}
+	}
+	armRenew()
+	defer func() {
+		if renewTimer != nil {
+			renewTimer.Stop()
+		}
+	}()
 	gaveUp := func() (*Lock, error) {
 		err := c.notObtained(ctx, l)
 		c.obtained(l, ttl, waitStart, err)
@@ -359,6 +386,14 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 			stop()
 			changed, stop = nil, func() {}
 			continue
+		case <-renew:
+			if turn == nil {
+				if ok, err := c.attempt(ctx, l, ttl, true, true); ok || err != nil {
+					return c.obtained(l, ttl, waitStart, err)
+				}
+			}
+			armRenew()
+			continue
 		case <-timer.C:
 		case <-ctx.Done():
 			return gaveUp()
@@ -379,6 +414,15 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 // obtainQueued is Obtain with FIFO: only the head of the key's queue
 // attempts the key.
 func (c *Client) obtainQueued(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig) (*Lock, error) {
+	if _, re := l.p.(*reentrantLease); re && cfg.token != "" {
+		// The owner's re-entry does not queue: the waiters ahead wait for
+		// the owner's release, so it would wait for nothing.
+		if _, held, err := c.b.PTTL(ctx, l.key, l.value); err == nil && held {
+			if ok, err := c.attempt(ctx, l, ttl, false, false); ok || err != nil {
+				return c.obtained(l, ttl, 0, err)
+			}
+		}
+	}
 	w := new(waiter)
 	q := l.queueKey()
 	turn := c.queues.enqueue(w, q)

@@ -112,7 +112,8 @@
 // Options.FIFO makes a Client serve its own waiters for a key in arrival
 // order: Obtain calls join a per-key queue and only the head of the queue
 // attempts the key. Other Clients and processes do not see that queue and
-// can still acquire the key ahead of the queue (barging). A semaphore's
+// can still acquire the key ahead of the queue (barging). The owner of a
+// reentrant lock re-enters it without queuing. A semaphore's
 // waiters share one queue, so do a read-write lock's readers and writers,
 // and so do multi-key Obtain calls naming the same keys in the same order.
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,7 +127,24 @@ func (l *Lock) queueKey() string {
 	if l.p != nil {
 		return l.p.queueKey()
 	}
-	return l.key
+	return mutexQueue(l.key)
+}
+
+// mutexQueue is the FIFO queue key of mutex key: the key itself, unless
+// it begins with NUL like the primitives' queue keys (primQueue), which
+// it then must not equal.
+func mutexQueue(key string) string {
+	if strings.HasPrefix(key, "\x00") {
+		return "\x00m" + key
+	}
+	return key
+}
+
+// primQueue is the FIFO queue key of a primitive of kind called name: NUL
+// and the kind's digit before the name, so that queue keys of different
+// kinds, and mutexes' (mutexQueue), never collide.
+func primQueue(kind Kind, name string) string {
+	return "\x00" + string(rune('0'+kind)) + name
 }
 
 // The backend calls on l's lease.
@@ -164,10 +182,14 @@ func (l *Lock) watch() (<-chan struct{}, func()) {
 // error wrapping ErrNotHeld when the lock had expired or been taken (the
 // lock is then also marked lost, nothing is deleted), when it was already
 // released, or when it was known lost before (Release then still deletes
-// the key if it holds this acquisition's value, which is always safe).
+// the key if it holds this acquisition's value, which is always safe;
+// except for a reentrant hold, whose value its owner's later holds share:
+// it then touches nothing at the backend).
 // Release first stops the watchdog and the loss monitor, even if the
 // backend call then fails; a Release that failed with a backend or ctx error
-// may be retried. Concurrent Release calls on one Lock take turns: a second
+// may be retried (but for a reentrant hold, whose owner's holds are counted,
+// not named, a retry after a call that reached the backend removes a second
+// hold: the key may then be freed while another hold is live). Concurrent Release calls on one Lock take turns: a second
 // waits for the first's outcome (or its own ctx) and then reports
 // ErrNotHeld ("already released") if the first succeeded, so a successful
 // Release is never taken for a loss. Errors wrap ctx.Err() when ctx ended;
@@ -205,7 +227,19 @@ func (l *Lock) Release(ctx context.Context) error {
 		cancel()
 		<-done
 	}
-	ok, err := l.releaseCall(ctx)
+	var (
+		ok  bool
+		err error
+	)
+	if _, re := l.p.(*reentrantLease); re && lostErr != nil {
+		// A reentrant hold known lost is not released at the backend: every
+		// hold of the owner has the same value, so the key may hold a later
+		// hold the owner took after this one ended, which a release would
+		// remove. A hold of this one still there keeps the key until its
+		// TTL, as a lost reply's does.
+	} else {
+		ok, err = l.releaseCall(ctx)
+	}
 	l.mu.Lock()
 	l.releasing = false
 	if x := l.x; x != nil && x.releaseDone != nil {

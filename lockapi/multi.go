@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -56,9 +57,22 @@ func (c *Client) ObtainAll(ctx context.Context, keys []string, ttl time.Duration
 	l := c.newLock(name, &cfg)
 	l.kind = KindMulti
 	m := &multiLease{mb: mb, keys: append([]string(nil), keys...)}
-	m.queue = "\x00" + string(rune('0'+KindMulti)) + name
+	m.queue = multiQueue(keys)
 	l.p = m
 	return c.obtain(ctx, l, ttl, &cfg)
+}
+
+// multiQueue is the FIFO queue key of a multi-key lock over keys: each
+// key after its length, so that different lists never share a queue
+// (joining with commas would give ["a", "b"] and ["a,b"] one).
+func multiQueue(keys []string) string {
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(strconv.Itoa(len(k)))
+		b.WriteByte(':')
+		b.WriteString(k)
+	}
+	return primQueue(KindMulti, b.String())
 }
 
 // duplicate returns a key that keys holds twice, if any: by comparing

@@ -32,7 +32,7 @@ func (r *reentrantLease) watchKeys() []string { return r.watch }
 // than a hold that keeps the lock until its TTL.
 func (r *reentrantLease) cleanup(context.Context, *Lock, bool) {}
 
-func (r *reentrantLease) queueKey() string { return r.watch[0] }
+func (r *reentrantLease) queueKey() string { return mutexQueue(r.watch[0]) }
 
 func (r *reentrantLease) release(ctx context.Context, l *Lock) (bool, error) {
 	_, ok, err := r.rb.ReleaseReentrant(ctx, l.key, l.value)

@@ -18,7 +18,9 @@ import (
 // writer holds it and no read lease is live. A writer that fails and will
 // wait marks itself waiting (one mark per lock, kept by the first waiting
 // writer, lasting its ttl from its latest attempt and removed when it
-// acquires or gives up), and from then on new readers wait while the
+// acquires or gives up; a waiting writer attempts again at least every
+// half ttl, whatever its retry strategy, so its mark lasts while it
+// waits), and from then on new readers wait while the
 // readers already in finish. So a steady stream of readers cannot starve a
 // writer; a steady stream of writers can starve readers. A waiting writer
 // that crashes blocks new readers for at most its ttl.
@@ -134,5 +136,20 @@ func (r *rwLease) cleanup(ctx context.Context, l *Lock, failed bool) {
 	}
 }
 
+// renewer is a prim whose waiting leaves a mark at the backend that
+// lasts ttl from each attempt; Client.wait attempts every renewEvery(ttl)
+// (0: never) to keep it.
+type renewer interface {
+	renewEvery(ttl time.Duration) time.Duration
+}
+
+// renewEvery keeps a waiting writer's mark: an attempt at half its ttl.
+func (r *rwLease) renewEvery(ttl time.Duration) time.Duration {
+	if r.write {
+		return ttl / 2
+	}
+	return 0
+}
+
 // queueKey puts readers and writers of one lock in one FIFO queue.
-func (r *rwLease) queueKey() string { return "\x00" + string(rune('0'+KindRead)) + r.name }
+func (r *rwLease) queueKey() string { return primQueue(KindRead, r.name) }

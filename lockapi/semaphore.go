@@ -126,7 +126,7 @@ func (s *semLease) cleanup(ctx context.Context, l *Lock, failed bool) {
 	}
 }
 
-func (s *semLease) queueKey() string { return "\x00" + string(rune('0'+KindSemaphore)) + s.name }
+func (s *semLease) queueKey() string { return primQueue(KindSemaphore, s.name) }
 
 // primitiveConfig checks, in the order of the input contract, what every
 // primitive's Obtain checks after its name or keys: the ttl, the options

@@ -2,11 +2,13 @@ package goredis
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/nxkv/nxkv/internal/lockkeys"
+	"github.com/nxkv/nxkv/lockapi"
 )
 
 // acquireSlotScript takes the lowest free slot: KEYS are the semaphore's
@@ -30,11 +32,15 @@ return {-1, 0}`)
 // name below limit, in one script, and returns the slot's key and, unless
 // NoFencing, the semaphore's next fencing token (from a counter in the
 // semaphore's hash slot). ok is false when every slot is held. Errors:
-// ErrInvalidTTL or an *OpError.
+// ErrInvalidTTL, an error matching lockapi.ErrInvalidOption for a limit
+// outside [1, lockapi.MaxLimit], or an *OpError.
 func (b *Backend) AcquireSlot(ctx context.Context, name string, limit int, value string, ttl time.Duration) (string, int64, bool, error) {
 	ms, err := ttlMillis(ttl)
 	if err != nil {
 		return "", 0, false, err
+	}
+	if limit < 1 || limit > lockapi.MaxLimit {
+		return "", 0, false, fmt.Errorf("goredis: semaphore limit %d outside [1, %d]: %w", limit, lockapi.MaxLimit, lockapi.ErrInvalidOption)
 	}
 	slots := lockkeys.NewSemaphore(name).Slots(limit)
 	keys := make([]string, limit+1) // the counter first: the script's layout

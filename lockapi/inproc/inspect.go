@@ -104,12 +104,13 @@ func (b *Backend) Inspect(key string) Info {
 }
 
 // InspectSemaphore reports the leases of semaphore name in slots below
-// limit and how many Obtain calls through this Backend wait for it. It is
+// limit (at most lockapi.MaxLimit, above which no slot is taken) and how many Obtain calls through this Backend wait for it. It is
 // a debugging aid, safe for concurrent use, reading one slot at a time.
 func (b *Backend) InspectSemaphore(name string, limit int) Info {
 	var info Info
 	lk := lockkeys.NewSemaphore(name)
-	for i := range limit {
+	for i := range min(limit, lockapi.MaxLimit) { // no slot lies above
+
 		if h, ok := b.holder(lk.Slot(i)); ok {
 			info.Holders = append(info.Holders, h)
 		}

@@ -2,11 +2,13 @@ package inproc
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/internal/lockkeys"
+	"github.com/nxkv/nxkv/lockapi"
 )
 
 // AcquireSlot stores value with ttl in the lowest free slot of semaphore
@@ -16,11 +18,16 @@ import (
 // engine section (Update) with the counter, and looks again if another
 // claim got there first; so every slot reported held was held when read,
 // and a lease and its fence are taken atomically. It returns
-// engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range, and
-// engine.ErrNotInteger if the counter key was overwritten.
+// engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range,
+// an error matching lockapi.ErrInvalidOption for a limit outside [1,
+// lockapi.MaxLimit], and engine.ErrNotInteger if the counter key was
+// overwritten.
 func (b *Backend) AcquireSlot(_ context.Context, name string, limit int, value string, ttl time.Duration) (string, int64, bool, error) {
 	if ttl <= 0 {
 		return "", 0, false, engine.ErrInvalidTTL
+	}
+	if limit < 1 || limit > lockapi.MaxLimit {
+		return "", 0, false, fmt.Errorf("inproc: semaphore limit %d outside [1, %d]: %w", limit, lockapi.MaxLimit, lockapi.ErrInvalidOption)
 	}
 	keys := lockkeys.NewSemaphore(name).Slots(limit)
 	counter := keys[limit]
