@@ -29,6 +29,10 @@ const scriptTimeout = 5 * time.Second
 // Redis's Lua stack limit does.
 const maxLuaDepth = 1000
 
+// maxLuaResults is Lua 5.1's C stack limit (LUAI_MAXCSTACK), past which
+// unpack and string.byte refuse to return that many values.
+const maxLuaResults = 8000
+
 // vm is one Lua interpreter with the scripts it has instantiated. It is
 // used by one script at a time (taken from and returned to the pool).
 type vm struct {
@@ -132,6 +136,13 @@ func newVM() *vm {
 	g.RawSetString("error", L.NewFunction(luaError))
 	g.RawSetString("bit", newBitLib(L))
 	g.RawSetString("redis", v.newRedisLib())
+	// Builtins that would allocate, or push values, without bound inside
+	// one Go call (where the script time limit cannot stop them) get Lua
+	// 5.1's limits.
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
+	str := g.RawGetString("string").(*lua.LTable)
+	str.RawSetString("rep", L.NewFunction(v.strRep))
+	str.RawSetString("byte", L.NewFunction(strByte))
 
 	// Libraries become read-only proxies.
 	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis"} {
@@ -195,6 +206,67 @@ func (v *vm) readonly(t *lua.LTable) *lua.LTable {
 	L.SetMetatable(p, mt)
 	v.libs = append(v.libs, p)
 	return p
+}
+
+// luaUnpack is Lua 5.1's unpack, which refuses to return more values than
+// its stack holds; gopher-lua's pushes any number, for as long as it takes.
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	i := int64(L.OptInt(2, 1))
+	e := int64(L.OptInt(3, t.Len()))
+	if i > e {
+		return 0
+	}
+	if e-i >= maxLuaResults {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := i; k <= e; k++ {
+		L.Push(t.RawGetInt(int(k)))
+	}
+	return int(e - i + 1)
+}
+
+// strByte is Lua 5.1's string.byte: the end defaults to the start, and at
+// most the stack's worth of bytes are returned.
+func strByte(L *lua.LState) int {
+	s := L.CheckString(1)
+	l := int64(len(s))
+	i := int64(L.OptInt(2, 1))
+	e := int64(L.OptInt(3, int(i)))
+	if i < 0 {
+		i += l + 1
+	}
+	if e < 0 {
+		e += l + 1
+	}
+	i, e = max(i, 1), min(e, l)
+	if i > e {
+		return 0
+	}
+	if e-i >= maxLuaResults {
+		L.RaiseError("stack overflow (string slice too long)")
+	}
+	for k := i; k <= e; k++ {
+		L.Push(lua.LNumber(s[k-1]))
+	}
+	return int(e - i + 1)
+}
+
+// strRep is string.rep held to proto-max-bulk-len: gopher-lua's allocates
+// whatever is asked, and a failed allocation of a terabyte aborts the
+// process.
+func (v *vm) strRep(L *lua.LState) int {
+	s := L.CheckString(1)
+	n := L.CheckInt(2)
+	if n <= 0 || len(s) == 0 {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if n > v.run.s.maxBulk()/len(s) {
+		L.RaiseError("resulting string too large")
+	}
+	L.Push(lua.LString(strings.Repeat(s, n)))
+	return 1
 }
 
 // rawset is Lua's rawset, refusing the read-only tables as Redis does.

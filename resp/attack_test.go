@@ -1,0 +1,69 @@
+package resp_test
+
+// Attacks by misbehaving scripts: each must get an error reply (or its
+// answer) in bounded time and memory, and leave the server serving.
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/nxkv/nxkv/resp"
+)
+
+// evalReply runs one EVAL of src on a fresh connection of s and returns the
+// reply's bytes.
+func evalReply(s *resp.Server, src string, args ...string) []byte {
+	return resp.Serve(s, encode(append([]string{"eval", src, "0"}, args...)))
+}
+
+// TestScriptStringRepTooLarge: string.rep asked for a terabyte used to
+// abort the whole process ("fatal error: runtime: out of memory", which no
+// recover catches). It is now an error, as a string past proto-max-bulk-len.
+func TestScriptStringRepTooLarge(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	for _, src := range []string{
+		`return string.rep("x", 2^40)`,
+		`return ("xy"):rep(2^39)`,
+		`return string.rep("x", 2^62)`,
+	} {
+		out := evalReply(s, src)
+		if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("resulting string too large")) {
+			t.Errorf("%s: got %q, want a 'resulting string too large' error", src, out)
+		}
+	}
+	if out := evalReply(s, `return #string.rep("ab", 1000)`); string(out) != ":2000\r\n" {
+		t.Errorf("small string.rep: got %q", out)
+	}
+}
+
+// TestScriptHugeResultCounts: unpack and string.byte asked for millions of
+// results used to run for minutes (no script time limit inside a Go
+// builtin) while holding the database. Lua 5.1, as Redis runs it, refuses
+// more than its C stack (8000 slots) with an error.
+func TestScriptHugeResultCounts(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	for src, want := range map[string]string{
+		`return unpack({}, 1, 1e8)`:                       "too many results to unpack",
+		`return unpack({}, -2^31, 2^31)`:                  "too many results to unpack",
+		`return string.byte(string.rep("x", 1e7), 1, -1)`: "string slice too long",
+	} {
+		out := evalReply(s, src)
+		if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte(want)) {
+			t.Errorf("%s: got %q, want an error with %q", src, out, want)
+		}
+	}
+	for src, want := range map[string]string{
+		`return {unpack({1, 2, 3})}`:              "*3\r\n:1\r\n:2\r\n:3\r\n",
+		`return #{unpack({}, 1, 7000)}`:           ":0\r\n",
+		`return select('#', unpack({}, 1, 7000))`: ":7000\r\n",
+		`return {string.byte("abc", 1, -1)}`:      "*3\r\n:97\r\n:98\r\n:99\r\n",
+		`return {string.byte("abc")}`:             "*1\r\n:97\r\n",
+		`return {unpack({1, 2}, 3, 1)}`:           "*0\r\n",
+	} {
+		if out := evalReply(s, src); string(out) != want {
+			t.Errorf("%s: got %q, want %q", src, out, want)
+		}
+	}
+}
