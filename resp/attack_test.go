@@ -5,6 +5,7 @@ package resp_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/nxkv/nxkv/resp"
@@ -65,5 +66,35 @@ func TestScriptHugeResultCounts(t *testing.T) {
 		if out := evalReply(s, src); string(out) != want {
 			t.Errorf("%s: got %q, want %q", src, out, want)
 		}
+	}
+}
+
+// TestScriptSharedTableReply: a reply that refers to the same table many
+// times (a cycle, or {t,t} nested) expands exponentially when converted;
+// it used to grow the reply buffer without bound while holding the
+// database, after the script's time limit had stopped counting. It is now
+// an error, and the connection still serves.
+func TestScriptSharedTableReply(t *testing.T) {
+	// The limit is proto-max-bulk-len; a small one keeps the test fast.
+	s := resp.New(resp.Options{MaxBulkLen: 1 << 20})
+	defer s.Close()
+	for _, src := range []string{
+		`local t = {} t[1] = t t[2] = t return t`,
+		`local t = {} for i = 1, 80 do t = {t, t} end return t`,
+		`redis.setresp(3) local m = {} m.map = {a = m, b = m} return m`,
+		`local s = string.rep("x", 1e5) local t = {} for i = 1, 100 do t[i] = s end return t`,
+	} {
+		out := resp.Serve(s, append(encode([]string{"eval", src, "0"}), encode([]string{"ping"})...))
+		if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("reply too large")) ||
+			!bytes.HasSuffix(out, []byte("+PONG\r\n")) {
+			t.Errorf("%s: got %.200q, want a 'reply too large' error then PONG", src, out)
+		}
+	}
+	// Shared tables within the limit still convert as Redis does.
+	if out := evalReply(s, `local t = {1} return {t, t}`); string(out) != "*2\r\n*1\r\n:1\r\n*1\r\n:1\r\n" {
+		t.Errorf("small shared table: got %q", out)
+	}
+	if out := evalReply(s, `local t = {} t[1] = t return t`); !strings.Contains(string(out), "reached lua stack limit") {
+		t.Errorf("deep cycle: got %.100q, want the stack limit error", out)
 	}
 }

@@ -400,7 +400,59 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
+	if luaReplySize(ret, 0, run.s.maxBulk()) < 0 {
+		w.errorReply("ERR nxkv: script reply too large (past proto-max-bulk-len)")
+		return
+	}
 	writeLua(w, ret, run.resp, 0)
+}
+
+// luaReplySize subtracts from budget the approximate size of v's reply as
+// writeLua writes it, and returns what is left, stopping once it is
+// negative. A table the reply refers to many times is counted each time,
+// as it is written, so a cycle, or a table nested in itself twice over,
+// exhausts the budget instead of writing an exponential reply (Redis
+// would; the budget is nxkv's).
+func luaReplySize(v lua.LValue, depth, budget int) int {
+	const elem = 16 // a reply header or small value, with some slack
+	budget -= elem
+	if s, ok := v.(lua.LString); ok {
+		return budget - len(s)
+	}
+	t, ok := v.(*lua.LTable)
+	if !ok || budget < 0 || depth > maxLuaDepth {
+		return budget
+	}
+	if e, ok := t.RawGetString("err").(lua.LString); ok {
+		return budget - len(e)
+	}
+	if s, ok := t.RawGetString("ok").(lua.LString); ok {
+		return budget - len(s)
+	}
+	if _, ok := t.RawGetString("double").(lua.LNumber); ok {
+		return budget
+	}
+	if m, ok := t.RawGetString("map").(*lua.LTable); ok {
+		for k, val := m.Next(lua.LNil); k != lua.LNil && budget >= 0; k, val = m.Next(k) {
+			budget = luaReplySize(k, depth+1, budget)
+			budget = luaReplySize(val, depth+1, budget)
+		}
+		return budget
+	}
+	if s, ok := t.RawGetString("set").(*lua.LTable); ok {
+		for k, _ := s.Next(lua.LNil); k != lua.LNil && budget >= 0; k, _ = s.Next(k) {
+			budget = luaReplySize(k, depth+1, budget)
+		}
+		return budget
+	}
+	for i := 1; budget >= 0; i++ {
+		e := t.RawGetInt(i)
+		if e == lua.LNil {
+			break
+		}
+		budget = luaReplySize(e, depth+1, budget)
+	}
+	return budget
 }
 
 // errTable returns {err=msg}.
