@@ -40,11 +40,10 @@ type vm struct {
 	env    *lua.LTable   // the read-only global table scripts see
 	libs   []*lua.LTable // read-only library proxies, checked after each run
 	fns    map[string]*lua.LFunction
-	gen    uint64 // the script cache generation fns belongs to
-	cancel context.CancelFunc
-	timer  *time.Timer // stops a script running past scriptTimeout
-	run    *scriptRun  // the script running now
-	runBuf scriptRun   // reused for every run
+	gen    uint64     // the script cache generation fns belongs to
+	killed bool       // the last run was stopped at scriptTimeout
+	run    *scriptRun // the script running now
+	runBuf scriptRun  // reused for every run
 	args   []lua.LValue
 	handle *lua.LFunction // the error handler
 }
@@ -90,11 +89,7 @@ func (p *vmPool) close() {
 	}
 }
 
-func (v *vm) close() {
-	v.timer.Stop()
-	v.cancel()
-	v.L.Close()
-}
+func (v *vm) close() { v.L.Close() }
 
 // readonlyErr is Redis's error for writing to a global or a library.
 const readonlyErr = "Attempt to modify a readonly table"
@@ -119,11 +114,6 @@ func newVM() *vm {
 		L.Call(1, 0)
 	}
 	v := &vm{L: L, fns: map[string]*lua.LFunction{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	v.cancel = cancel
-	L.SetContext(ctx)
-	v.timer = time.AfterFunc(time.Hour, cancel)
-	v.timer.Stop()
 
 	g := L.G.Global
 	for _, name := range []string{"dofile", "loadfile", "print", "_printregs", "module", "require",
@@ -388,10 +378,17 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	v.env.RawSetString("ARGV", at)
 	fn.Env = v.env
 
-	v.timer.Reset(scriptTimeout)
+	// Each run has its own context, stopping the script at scriptTimeout.
+	// Cancelling it when the run ends also releases the child contexts of
+	// the coroutines the script created: gopher-lua releases one only when
+	// its coroutine finishes, and the interpreter outlives the run.
+	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
+	L.SetContext(ctx)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
-	if !v.timer.Stop() {
+	v.killed = ctx.Err() != nil
+	cancel()
+	if v.killed {
 		err = &lua.ApiError{Object: errTable(L, "ERR Script killed after running for "+scriptTimeout.String())}
 	}
 	if err != nil {
