@@ -135,3 +135,28 @@ func TestScriptAbandonedCoroutinesFreed(t *testing.T) {
 		t.Fatalf("heap grew from %d MB to %d MB over 30 runs: abandoned coroutines are kept", before>>20, after>>20)
 	}
 }
+
+// TestKeysPatternNestingBounded: globMatch recursed once per '*' that
+// matched, so KEYS (or SCAN MATCH) with a 32 MB pattern of "*a" against a
+// 16 MB key of a's overflowed the goroutine stack: "fatal error: stack
+// overflow", which no recover catches, took the whole server down. As
+// Redis does since the fix of CVE-2024-31228, matching gives up (no
+// match) past 1000 nested '*'s.
+func TestKeysPatternNestingBounded(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	n := 16 << 20
+	s.Set(strings.Repeat("a", n), "v")
+	out := resp.Serve(s, encode([]string{"keys", strings.Repeat("*a", n) + "b"}))
+	if string(out) != "*0\r\n" {
+		t.Fatalf("got %.100q, want an empty array", out)
+	}
+	s.Del(strings.Repeat("a", n))
+	// Within the limit, patterns match as before.
+	s.Set(strings.Repeat("a", 3000), "v")
+	s.Set(strings.Repeat("a", 2000), "v")
+	out = resp.Serve(s, encode([]string{"keys", strings.Repeat("*a", 999)}))
+	if !strings.HasPrefix(string(out), "*2\r\n") {
+		t.Fatalf("999 stars: got %.100q, want both keys", out)
+	}
+}
