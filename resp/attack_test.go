@@ -160,3 +160,34 @@ func TestKeysPatternNestingBounded(t *testing.T) {
 		t.Fatalf("999 stars: got %.100q, want both keys", out)
 	}
 }
+
+// TestScriptCoroutineNestingBounded: coroutines resumed inside one another
+// nest Go calls and interpreter stacks without a limit in gopher-lua, and
+// unwinding thousands of them ignores the script time limit: a recursion
+// through coroutine.wrap answered "Script killed" only after 50 s, one
+// through coroutine.resume ran for minutes, the database locked all along.
+// As in Lua 5.1, nesting now stops at 200 with "C stack overflow".
+func TestScriptCoroutineNestingBounded(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	out := evalReply(s, `local function f() return coroutine.wrap(f)() end return f()`)
+	if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("C stack overflow")) {
+		t.Errorf("wrap recursion: got %.200q, want a C stack overflow error", out)
+	}
+	out = evalReply(s, `local function f() local co = coroutine.create(f) local ok, err = coroutine.resume(co)
+		if not ok then return err end return err end return f()`)
+	if !bytes.Contains(out, []byte("C stack overflow")) {
+		t.Errorf("resume recursion: got %.200q, want the C stack overflow error returned", out)
+	}
+	// Ordinary coroutines still work.
+	out = evalReply(s, `local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end)
+		return {co(1), co(5)}`)
+	if string(out) != "*2\r\n:2\r\n:10\r\n" {
+		t.Errorf("wrap: got %q", out)
+	}
+	out = evalReply(s, `local co = coroutine.create(function() coroutine.yield(1) error("boom") end)
+		local a, b = coroutine.resume(co) local c, d = coroutine.resume(co) return {tostring(a), b, tostring(c), d}`)
+	if !bytes.HasPrefix(out, []byte("*4\r\n$4\r\ntrue\r\n:1\r\n$5\r\nfalse\r\n")) || !bytes.Contains(out, []byte("boom")) {
+		t.Errorf("resume: got %q", out)
+	}
+}

@@ -33,6 +33,10 @@ const maxLuaDepth = 1000
 // unpack and string.byte refuse to return that many values.
 const maxLuaResults = 8000
 
+// maxCoroutineNesting is Lua 5.1's LUAI_MAXCCALLS: coroutines resumed
+// inside one another past it fail with "C stack overflow".
+const maxCoroutineNesting = 200
+
 // vm is one Lua interpreter with the scripts it has instantiated. It is
 // used by one script at a time (taken from and returned to the pool).
 type vm struct {
@@ -133,6 +137,25 @@ func newVM() *vm {
 	str := g.RawGetString("string").(*lua.LTable)
 	str.RawSetString("rep", L.NewFunction(v.strRep))
 	str.RawSetString("byte", L.NewFunction(strByte))
+	// Each coroutine resumed inside another nests Go calls and a new
+	// interpreter stack, and gopher-lua sets no limit: recursion through
+	// coroutines held the database for minutes and grew without bound.
+	co := g.RawGetString("coroutine").(*lua.LTable)
+	resume := co.RawGetString("resume").(*lua.LFunction)
+	wrap := co.RawGetString("wrap").(*lua.LFunction)
+	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int { return callNested(L, resume) }))
+	co.RawSetString("wrap", L.NewFunction(func(L *lua.LState) int {
+		L.Insert(wrap, 1)
+		L.Call(L.GetTop()-1, 1)
+		f := L.Get(-1)
+		L.Pop(1)
+		fn, ok := f.(*lua.LFunction)
+		if !ok {
+			L.RaiseError("coroutine.wrap returned no function")
+		}
+		L.Push(L.NewFunction(func(L *lua.LState) int { return callNested(L, fn) }))
+		return 1
+	}))
 
 	// Libraries become read-only proxies.
 	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis"} {
@@ -196,6 +219,22 @@ func (v *vm) readonly(t *lua.LTable) *lua.LTable {
 	L.SetMetatable(p, mt)
 	v.libs = append(v.libs, p)
 	return p
+}
+
+// callNested calls fn, which resumes a coroutine, with the arguments on
+// L's stack and returns its results, or raises Lua 5.1's "C stack
+// overflow" when L is already maxCoroutineNesting coroutines deep.
+func callNested(L *lua.LState, fn *lua.LFunction) int {
+	depth := 0
+	for p := L; p.Parent != nil; p = p.Parent {
+		depth++
+	}
+	if depth >= maxCoroutineNesting {
+		L.RaiseError("C stack overflow")
+	}
+	L.Insert(fn, 1)
+	L.Call(L.GetTop()-1, lua.MultRet)
+	return L.GetTop()
 }
 
 // luaUnpack is Lua 5.1's unpack, which refuses to return more values than
