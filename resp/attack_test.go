@@ -191,3 +191,28 @@ func TestScriptCoroutineNestingBounded(t *testing.T) {
 		t.Errorf("resume: got %q", out)
 	}
 }
+
+// TestScriptSlowBuiltinStopped: the script time limit is checked between
+// Lua instructions, never inside a Go builtin, so one call of a builtin
+// that runs for minutes holds the database locked (and its event loop)
+// for minutes, whatever scriptTimeout says. Found so far:
+// gopher-lua's pattern matcher backtracks without limit (the find below
+// is O(n^4)), and its gsub copies the whole string once per match
+// (quadratic). Redis's Lua has the same backtracking; it answers BUSY to
+// others and accepts SCRIPT KILL meanwhile, which nxkv cannot (the script
+// holds the engine's locks). Fixing it needs a matcher that checks the
+// script's context (a fork of gopher-lua's pm and string functions).
+func TestScriptSlowBuiltinStopped(t *testing.T) {
+	t.Skip("known defect: Go builtins run past the script time limit; see the comment")
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	for _, src := range []string{
+		`return string.find(string.rep("a", 5000), ".-.-.-.-b")`,
+		`local s = string.rep("a", 300000) return #s:gsub(".", "%0%0")`,
+	} {
+		out := evalReply(s, src)
+		if !bytes.Contains(out, []byte("Script killed")) {
+			t.Errorf("%s: got %.100q, want the script killed at the time limit", src, out)
+		}
+	}
+}
