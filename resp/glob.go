@@ -7,13 +7,22 @@ package resp
 // pattern.
 func globMatch(p, s string) bool {
 	skip := false
-	return globMatchAt(p, s, &skip)
+	return globMatchAt(p, s, &skip, 0)
 }
+
+// maxGlobNesting bounds the '*'s a match nests, as Redis does since the
+// fix of CVE-2024-31228: past it there is no match. Each nesting is a
+// frame on the stack, and a stack overflow aborts the process.
+const maxGlobNesting = 1000
 
 // globMatchAt is globMatch; *skip is set once a '*' has tried every suffix
 // of s, so enclosing '*'s stop trying longer ones (they cannot match
-// either), which keeps patterns like "*a*a*a*b" linear per star.
-func globMatchAt(p, s string, skip *bool) bool {
+// either), which keeps patterns like "*a*a*a*b" linear per star. nesting
+// counts the enclosing '*'s.
+func globMatchAt(p, s string, skip *bool, nesting int) bool {
+	if nesting > maxGlobNesting {
+		return false
+	}
 	for len(p) > 0 && len(s) > 0 {
 		switch p[0] {
 		case '*':
@@ -24,7 +33,7 @@ func globMatchAt(p, s string, skip *bool) bool {
 				return true
 			}
 			for len(s) > 0 {
-				if globMatchAt(p[1:], s, skip) {
+				if globMatchAt(p[1:], s, skip, nesting+1) {
 					return true
 				}
 				if *skip {

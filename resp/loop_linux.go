@@ -11,6 +11,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -27,6 +28,8 @@ type loop struct {
 	mu      sync.Mutex
 	conns   map[int]*conn // guarded by mu
 	closing bool          // guarded by mu
+
+	wakeups atomic.Int64 // epoll_wait returns, for tests
 }
 
 // startLoops starts one event loop per two cores (at least one): on a
@@ -138,6 +141,7 @@ func (lp *loop) run() {
 	var ready []*conn
 	for {
 		n, err := syscall.EpollWait(lp.epfd, events, -1)
+		lp.wakeups.Add(1)
 		if err != nil {
 			if errors.Is(err, syscall.EINTR) {
 				continue
@@ -269,8 +273,14 @@ func (c *conn) flushFDBlocking() {
 	}
 }
 
+// watchWrite waits for the socket to take more replies. It leaves out
+// EPOLLRDHUP: a client that shut down its sending side while not reading
+// would report it at every epoll_wait (level-triggered) and the loop, which
+// reads nothing while replies wait, would spin. A reset or closed socket
+// still reports EPOLLERR or EPOLLHUP with EPOLLOUT, and the failed write
+// closes the connection.
 func (c *conn) watchWrite() {
-	ev := syscall.EpollEvent{Events: syscall.EPOLLOUT | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLOUT, Fd: int32(c.fd)}
 	_ = syscall.EpollCtl(c.lp.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
 }
 

@@ -29,6 +29,14 @@ const scriptTimeout = 5 * time.Second
 // Redis's Lua stack limit does.
 const maxLuaDepth = 1000
 
+// maxLuaResults is Lua 5.1's C stack limit (LUAI_MAXCSTACK), past which
+// unpack and string.byte refuse to return that many values.
+const maxLuaResults = 8000
+
+// maxCoroutineNesting is Lua 5.1's LUAI_MAXCCALLS: coroutines resumed
+// inside one another past it fail with "C stack overflow".
+const maxCoroutineNesting = 200
+
 // vm is one Lua interpreter with the scripts it has instantiated. It is
 // used by one script at a time (taken from and returned to the pool).
 type vm struct {
@@ -36,11 +44,10 @@ type vm struct {
 	env    *lua.LTable   // the read-only global table scripts see
 	libs   []*lua.LTable // read-only library proxies, checked after each run
 	fns    map[string]*lua.LFunction
-	gen    uint64 // the script cache generation fns belongs to
-	cancel context.CancelFunc
-	timer  *time.Timer // stops a script running past scriptTimeout
-	run    *scriptRun  // the script running now
-	runBuf scriptRun   // reused for every run
+	gen    uint64     // the script cache generation fns belongs to
+	killed bool       // the last run was stopped at scriptTimeout
+	run    *scriptRun // the script running now
+	runBuf scriptRun  // reused for every run
 	args   []lua.LValue
 	handle *lua.LFunction // the error handler
 }
@@ -86,11 +93,7 @@ func (p *vmPool) close() {
 	}
 }
 
-func (v *vm) close() {
-	v.timer.Stop()
-	v.cancel()
-	v.L.Close()
-}
+func (v *vm) close() { v.L.Close() }
 
 // readonlyErr is Redis's error for writing to a global or a library.
 const readonlyErr = "Attempt to modify a readonly table"
@@ -115,11 +118,6 @@ func newVM() *vm {
 		L.Call(1, 0)
 	}
 	v := &vm{L: L, fns: map[string]*lua.LFunction{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	v.cancel = cancel
-	L.SetContext(ctx)
-	v.timer = time.AfterFunc(time.Hour, cancel)
-	v.timer.Stop()
 
 	g := L.G.Global
 	for _, name := range []string{"dofile", "loadfile", "print", "_printregs", "module", "require",
@@ -132,6 +130,32 @@ func newVM() *vm {
 	g.RawSetString("error", L.NewFunction(luaError))
 	g.RawSetString("bit", newBitLib(L))
 	g.RawSetString("redis", v.newRedisLib())
+	// Builtins that would allocate, or push values, without bound inside
+	// one Go call (where the script time limit cannot stop them) get Lua
+	// 5.1's limits.
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
+	str := g.RawGetString("string").(*lua.LTable)
+	str.RawSetString("rep", L.NewFunction(v.strRep))
+	str.RawSetString("byte", L.NewFunction(strByte))
+	// Each coroutine resumed inside another nests Go calls and a new
+	// interpreter stack, and gopher-lua sets no limit: recursion through
+	// coroutines held the database for minutes and grew without bound.
+	co := g.RawGetString("coroutine").(*lua.LTable)
+	resume := co.RawGetString("resume").(*lua.LFunction)
+	wrap := co.RawGetString("wrap").(*lua.LFunction)
+	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int { return callNested(L, resume) }))
+	co.RawSetString("wrap", L.NewFunction(func(L *lua.LState) int {
+		L.Insert(wrap, 1)
+		L.Call(L.GetTop()-1, 1)
+		f := L.Get(-1)
+		L.Pop(1)
+		fn, ok := f.(*lua.LFunction)
+		if !ok {
+			L.RaiseError("coroutine.wrap returned no function")
+		}
+		L.Push(L.NewFunction(func(L *lua.LState) int { return callNested(L, fn) }))
+		return 1
+	}))
 
 	// Libraries become read-only proxies.
 	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis"} {
@@ -195,6 +219,83 @@ func (v *vm) readonly(t *lua.LTable) *lua.LTable {
 	L.SetMetatable(p, mt)
 	v.libs = append(v.libs, p)
 	return p
+}
+
+// callNested calls fn, which resumes a coroutine, with the arguments on
+// L's stack and returns its results, or raises Lua 5.1's "C stack
+// overflow" when L is already maxCoroutineNesting coroutines deep.
+func callNested(L *lua.LState, fn *lua.LFunction) int {
+	depth := 0
+	for p := L; p.Parent != nil; p = p.Parent {
+		depth++
+	}
+	if depth >= maxCoroutineNesting {
+		L.RaiseError("C stack overflow")
+	}
+	L.Insert(fn, 1)
+	L.Call(L.GetTop()-1, lua.MultRet)
+	return L.GetTop()
+}
+
+// luaUnpack is Lua 5.1's unpack, which refuses to return more values than
+// its stack holds; gopher-lua's pushes any number, for as long as it takes.
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	i := int64(L.OptInt(2, 1))
+	e := int64(L.OptInt(3, t.Len()))
+	if i > e {
+		return 0
+	}
+	if e-i >= maxLuaResults {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := i; k <= e; k++ {
+		L.Push(t.RawGetInt(int(k)))
+	}
+	return int(e - i + 1)
+}
+
+// strByte is Lua 5.1's string.byte: the end defaults to the start, and at
+// most the stack's worth of bytes are returned.
+func strByte(L *lua.LState) int {
+	s := L.CheckString(1)
+	l := int64(len(s))
+	i := int64(L.OptInt(2, 1))
+	e := int64(L.OptInt(3, int(i)))
+	if i < 0 {
+		i += l + 1
+	}
+	if e < 0 {
+		e += l + 1
+	}
+	i, e = max(i, 1), min(e, l)
+	if i > e {
+		return 0
+	}
+	if e-i >= maxLuaResults {
+		L.RaiseError("stack overflow (string slice too long)")
+	}
+	for k := i; k <= e; k++ {
+		L.Push(lua.LNumber(s[k-1]))
+	}
+	return int(e - i + 1)
+}
+
+// strRep is string.rep held to proto-max-bulk-len: gopher-lua's allocates
+// whatever is asked, and a failed allocation of a terabyte aborts the
+// process.
+func (v *vm) strRep(L *lua.LState) int {
+	s := L.CheckString(1)
+	n := L.CheckInt(2)
+	if n <= 0 || len(s) == 0 {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if n > v.run.s.maxBulk()/len(s) {
+		L.RaiseError("resulting string too large")
+	}
+	L.Push(lua.LString(strings.Repeat(s, n)))
+	return 1
 }
 
 // rawset is Lua's rawset, refusing the read-only tables as Redis does.
@@ -316,10 +417,17 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	v.env.RawSetString("ARGV", at)
 	fn.Env = v.env
 
-	v.timer.Reset(scriptTimeout)
+	// Each run has its own context, stopping the script at scriptTimeout.
+	// Cancelling it when the run ends also releases the child contexts of
+	// the coroutines the script created: gopher-lua releases one only when
+	// its coroutine finishes, and the interpreter outlives the run.
+	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
+	L.SetContext(ctx)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
-	if !v.timer.Stop() {
+	v.killed = ctx.Err() != nil
+	cancel()
+	if v.killed {
 		err = &lua.ApiError{Object: errTable(L, "ERR Script killed after running for "+scriptTimeout.String())}
 	}
 	if err != nil {
@@ -328,7 +436,59 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
+	if luaReplySize(ret, 0, run.s.maxBulk()) < 0 {
+		w.errorReply("ERR nxkv: script reply too large (past proto-max-bulk-len)")
+		return
+	}
 	writeLua(w, ret, run.resp, 0)
+}
+
+// luaReplySize subtracts from budget the approximate size of v's reply as
+// writeLua writes it, and returns what is left, stopping once it is
+// negative. A table the reply refers to many times is counted each time,
+// as it is written, so a cycle, or a table nested in itself twice over,
+// exhausts the budget instead of writing an exponential reply (Redis
+// would; the budget is nxkv's).
+func luaReplySize(v lua.LValue, depth, budget int) int {
+	const elem = 16 // a reply header or small value, with some slack
+	budget -= elem
+	if s, ok := v.(lua.LString); ok {
+		return budget - len(s)
+	}
+	t, ok := v.(*lua.LTable)
+	if !ok || budget < 0 || depth > maxLuaDepth {
+		return budget
+	}
+	if e, ok := t.RawGetString("err").(lua.LString); ok {
+		return budget - len(e)
+	}
+	if s, ok := t.RawGetString("ok").(lua.LString); ok {
+		return budget - len(s)
+	}
+	if _, ok := t.RawGetString("double").(lua.LNumber); ok {
+		return budget
+	}
+	if m, ok := t.RawGetString("map").(*lua.LTable); ok {
+		for k, val := m.Next(lua.LNil); k != lua.LNil && budget >= 0; k, val = m.Next(k) {
+			budget = luaReplySize(k, depth+1, budget)
+			budget = luaReplySize(val, depth+1, budget)
+		}
+		return budget
+	}
+	if s, ok := t.RawGetString("set").(*lua.LTable); ok {
+		for k, _ := s.Next(lua.LNil); k != lua.LNil && budget >= 0; k, _ = s.Next(k) {
+			budget = luaReplySize(k, depth+1, budget)
+		}
+		return budget
+	}
+	for i := 1; budget >= 0; i++ {
+		e := t.RawGetInt(i)
+		if e == lua.LNil {
+			break
+		}
+		budget = luaReplySize(e, depth+1, budget)
+	}
+	return budget
 }
 
 // errTable returns {err=msg}.

@@ -208,7 +208,7 @@ func (s *Server) runScript(x *call, sc *script, gen uint64, st store, txs *txSet
 	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, sha: sc.sha, resp: 2,
 		readOnly: strings.HasSuffix(x.cmd.name, "_ro"), argv: run.argv[:0], rep: luaReplier{stack: run.rep.stack[:0]}}
 	v.execute(fn, run, keys, argv, x.w)
-	if v.L.Context().Err() != nil || !v.clean() {
+	if v.killed || !v.clean() {
 		v.close() // killed, or the script changed shared tables
 		return
 	}

@@ -1,0 +1,218 @@
+package resp_test
+
+// Attacks by misbehaving scripts: each must get an error reply (or its
+// answer) in bounded time and memory, and leave the server serving.
+
+import (
+	"bytes"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/nxkv/nxkv/resp"
+)
+
+// evalReply runs one EVAL of src on a fresh connection of s and returns the
+// reply's bytes.
+func evalReply(s *resp.Server, src string, args ...string) []byte {
+	return resp.Serve(s, encode(append([]string{"eval", src, "0"}, args...)))
+}
+
+// TestScriptStringRepTooLarge: string.rep asked for a terabyte used to
+// abort the whole process ("fatal error: runtime: out of memory", which no
+// recover catches). It is now an error, as a string past proto-max-bulk-len.
+func TestScriptStringRepTooLarge(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	for _, src := range []string{
+		`return string.rep("x", 2^40)`,
+		`return ("xy"):rep(2^39)`,
+		`return string.rep("x", 2^62)`,
+	} {
+		out := evalReply(s, src)
+		if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("resulting string too large")) {
+			t.Errorf("%s: got %q, want a 'resulting string too large' error", src, out)
+		}
+	}
+	if out := evalReply(s, `return #string.rep("ab", 1000)`); string(out) != ":2000\r\n" {
+		t.Errorf("small string.rep: got %q", out)
+	}
+}
+
+// TestScriptHugeResultCounts: unpack and string.byte asked for millions of
+// results used to run for minutes (no script time limit inside a Go
+// builtin) while holding the database. Lua 5.1, as Redis runs it, refuses
+// more than its C stack (8000 slots) with an error.
+func TestScriptHugeResultCounts(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	for src, want := range map[string]string{
+		`return unpack({}, 1, 1e8)`:                       "too many results to unpack",
+		`return unpack({}, -2^31, 2^31)`:                  "too many results to unpack",
+		`return string.byte(string.rep("x", 1e7), 1, -1)`: "string slice too long",
+	} {
+		out := evalReply(s, src)
+		if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte(want)) {
+			t.Errorf("%s: got %q, want an error with %q", src, out, want)
+		}
+	}
+	for src, want := range map[string]string{
+		`return {unpack({1, 2, 3})}`:              "*3\r\n:1\r\n:2\r\n:3\r\n",
+		`return #{unpack({}, 1, 7000)}`:           ":0\r\n",
+		`return select('#', unpack({}, 1, 7000))`: ":7000\r\n",
+		`return {string.byte("abc", 1, -1)}`:      "*3\r\n:97\r\n:98\r\n:99\r\n",
+		`return {string.byte("abc")}`:             "*1\r\n:97\r\n",
+		`return {unpack({1, 2}, 3, 1)}`:           "*0\r\n",
+	} {
+		if out := evalReply(s, src); string(out) != want {
+			t.Errorf("%s: got %q, want %q", src, out, want)
+		}
+	}
+}
+
+// TestScriptSharedTableReply: a reply that refers to the same table many
+// times (a cycle, or {t,t} nested) expands exponentially when converted;
+// it used to grow the reply buffer without bound while holding the
+// database, after the script's time limit had stopped counting. It is now
+// an error, and the connection still serves.
+func TestScriptSharedTableReply(t *testing.T) {
+	// The limit is proto-max-bulk-len; a small one keeps the test fast.
+	s := resp.New(resp.Options{MaxBulkLen: 1 << 20})
+	defer s.Close()
+	for _, src := range []string{
+		`local t = {} t[1] = t t[2] = t return t`,
+		`local t = {} for i = 1, 80 do t = {t, t} end return t`,
+		`redis.setresp(3) local m = {} m.map = {a = m, b = m} return m`,
+		`local s = string.rep("x", 1e5) local t = {} for i = 1, 100 do t[i] = s end return t`,
+	} {
+		out := resp.Serve(s, append(encode([]string{"eval", src, "0"}), encode([]string{"ping"})...))
+		if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("reply too large")) ||
+			!bytes.HasSuffix(out, []byte("+PONG\r\n")) {
+			t.Errorf("%s: got %.200q, want a 'reply too large' error then PONG", src, out)
+		}
+	}
+	// Shared tables within the limit still convert as Redis does.
+	if out := evalReply(s, `local t = {1} return {t, t}`); string(out) != "*2\r\n*1\r\n:1\r\n*1\r\n:1\r\n" {
+		t.Errorf("small shared table: got %q", out)
+	}
+	if out := evalReply(s, `local t = {} t[1] = t return t`); !strings.Contains(string(out), "reached lua stack limit") {
+		t.Errorf("deep cycle: got %.100q, want the stack limit error", out)
+	}
+}
+
+// TestScriptAbandonedCoroutinesFreed: every coroutine a script creates
+// gets a child of its interpreter's context, released only when the
+// coroutine finishes. Interpreters are pooled, so the contexts of
+// coroutines a script left suspended or never started used to stay
+// reachable for the interpreter's life, about 160 bytes each: memory
+// growing without bound for a client running such a script in a loop.
+func TestScriptAbandonedCoroutinesFreed(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	src := `for i = 1, 1000 do coroutine.create(function() end) end
+		for i = 1, 1000 do local co = coroutine.create(function() coroutine.yield() end) coroutine.resume(co) end
+		return 1`
+	run := func() {
+		if out := evalReply(s, src); string(out) != ":1\r\n" {
+			t.Fatalf("got %q", out)
+		}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	run()
+	before := heap()
+	for range 30 {
+		run()
+	}
+	after := heap()
+	// The 60,000 contexts kept would hold about 10 MB; freed, the heap
+	// barely moves.
+	if after > before+4<<20 {
+		t.Fatalf("heap grew from %d MB to %d MB over 30 runs: abandoned coroutines are kept", before>>20, after>>20)
+	}
+}
+
+// TestKeysPatternNestingBounded: globMatch recursed once per '*' that
+// matched, so KEYS (or SCAN MATCH) with a 32 MB pattern of "*a" against a
+// 16 MB key of a's overflowed the goroutine stack: "fatal error: stack
+// overflow", which no recover catches, took the whole server down. As
+// Redis does since the fix of CVE-2024-31228, matching gives up (no
+// match) past 1000 nested '*'s.
+func TestKeysPatternNestingBounded(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	n := 16 << 20
+	s.Set(strings.Repeat("a", n), "v")
+	out := resp.Serve(s, encode([]string{"keys", strings.Repeat("*a", n) + "b"}))
+	if string(out) != "*0\r\n" {
+		t.Fatalf("got %.100q, want an empty array", out)
+	}
+	s.Del(strings.Repeat("a", n))
+	// Within the limit, patterns match as before.
+	s.Set(strings.Repeat("a", 3000), "v")
+	s.Set(strings.Repeat("a", 2000), "v")
+	out = resp.Serve(s, encode([]string{"keys", strings.Repeat("*a", 999)}))
+	if !strings.HasPrefix(string(out), "*2\r\n") {
+		t.Fatalf("999 stars: got %.100q, want both keys", out)
+	}
+}
+
+// TestScriptCoroutineNestingBounded: coroutines resumed inside one another
+// nest Go calls and interpreter stacks without a limit in gopher-lua, and
+// unwinding thousands of them ignores the script time limit: a recursion
+// through coroutine.wrap answered "Script killed" only after 50 s, one
+// through coroutine.resume ran for minutes, the database locked all along.
+// As in Lua 5.1, nesting now stops at 200 with "C stack overflow".
+func TestScriptCoroutineNestingBounded(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	out := evalReply(s, `local function f() return coroutine.wrap(f)() end return f()`)
+	if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("C stack overflow")) {
+		t.Errorf("wrap recursion: got %.200q, want a C stack overflow error", out)
+	}
+	out = evalReply(s, `local function f() local co = coroutine.create(f) local ok, err = coroutine.resume(co)
+		if not ok then return err end return err end return f()`)
+	if !bytes.Contains(out, []byte("C stack overflow")) {
+		t.Errorf("resume recursion: got %.200q, want the C stack overflow error returned", out)
+	}
+	// Ordinary coroutines still work.
+	out = evalReply(s, `local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end)
+		return {co(1), co(5)}`)
+	if string(out) != "*2\r\n:2\r\n:10\r\n" {
+		t.Errorf("wrap: got %q", out)
+	}
+	out = evalReply(s, `local co = coroutine.create(function() coroutine.yield(1) error("boom") end)
+		local a, b = coroutine.resume(co) local c, d = coroutine.resume(co) return {tostring(a), b, tostring(c), d}`)
+	if !bytes.HasPrefix(out, []byte("*4\r\n$4\r\ntrue\r\n:1\r\n$5\r\nfalse\r\n")) || !bytes.Contains(out, []byte("boom")) {
+		t.Errorf("resume: got %q", out)
+	}
+}
+
+// TestScriptSlowBuiltinStopped: the script time limit is checked between
+// Lua instructions, never inside a Go builtin, so one call of a builtin
+// that runs for minutes holds the database locked (and its event loop)
+// for minutes, whatever scriptTimeout says. Found so far:
+// gopher-lua's pattern matcher backtracks without limit (the find below
+// is O(n^4)), and its gsub copies the whole string once per match
+// (quadratic). Redis's Lua has the same backtracking; it answers BUSY to
+// others and accepts SCRIPT KILL meanwhile, which nxkv cannot (the script
+// holds the engine's locks). Fixing it needs a matcher that checks the
+// script's context (a fork of gopher-lua's pm and string functions).
+func TestScriptSlowBuiltinStopped(t *testing.T) {
+	t.Skip("known defect: Go builtins run past the script time limit; see the comment")
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	for _, src := range []string{
+		`return string.find(string.rep("a", 5000), ".-.-.-.-b")`,
+		`local s = string.rep("a", 300000) return #s:gsub(".", "%0%0")`,
+	} {
+		out := evalReply(s, src)
+		if !bytes.Contains(out, []byte("Script killed")) {
+			t.Errorf("%s: got %.100q, want the script killed at the time limit", src, out)
+		}
+	}
+}

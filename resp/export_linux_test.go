@@ -1,0 +1,13 @@
+package resp
+
+// LoopWakeups returns how many times s's event loops have returned from
+// epoll_wait.
+func LoopWakeups(s *Server) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, lp := range s.loops {
+		n += lp.wakeups.Load()
+	}
+	return n
+}
