@@ -107,32 +107,40 @@ func TestScriptSharedTableReply(t *testing.T) {
 // reachable for the interpreter's life, about 160 bytes each: memory
 // growing without bound for a client running such a script in a loop.
 func TestScriptAbandonedCoroutinesFreed(t *testing.T) {
-	s := resp.New(resp.Options{})
-	defer s.Close()
-	src := `for i = 1, 1000 do coroutine.create(function() end) end
-		for i = 1, 1000 do local co = coroutine.create(function() coroutine.yield() end) coroutine.resume(co) end
-		return 1`
-	run := func() {
-		if out := evalReply(s, src); string(out) != ":1\r\n" {
-			t.Fatalf("got %q", out)
-		}
-	}
-	heap := func() uint64 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
-	run()
-	before := heap()
-	for range 30 {
-		run()
-	}
-	after := heap()
-	// The 60,000 contexts kept would hold about 10 MB; freed, the heap
-	// barely moves.
-	if after > before+4<<20 {
-		t.Fatalf("heap grew from %d MB to %d MB over 30 runs: abandoned coroutines are kept", before>>20, after>>20)
+	for _, tc := range []struct{ name, src string }{
+		{"create", `for i = 1, 1000 do coroutine.create(function() end) end
+			for i = 1, 1000 do local co = coroutine.create(function() coroutine.yield() end) coroutine.resume(co) end
+			return 1`},
+		{"wrap", `for i = 1, 2000 do local f = coroutine.wrap(function() coroutine.yield() end) f() end
+			return 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := resp.New(resp.Options{})
+			defer s.Close()
+			run := func() {
+				t.Helper()
+				if out := evalReply(s, tc.src); string(out) != ":1\r\n" {
+					t.Fatalf("EVAL = %q, want :1", out)
+				}
+			}
+			heap := func() uint64 {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				return ms.HeapAlloc
+			}
+			run()
+			before := heap()
+			for range 30 {
+				run()
+			}
+			after := heap()
+			// The 60,000 contexts kept would hold about 10 MB; freed, the
+			// heap barely moves.
+			if after > before+4<<20 {
+				t.Fatalf("heap grew from %d MB to %d MB over 30 runs: abandoned coroutines are kept", before>>20, after>>20)
+			}
+		})
 	}
 }
 

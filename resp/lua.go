@@ -44,12 +44,19 @@ type vm struct {
 	env    *lua.LTable   // the read-only global table scripts see
 	libs   []*lua.LTable // read-only library proxies, checked after each run
 	fns    map[string]*lua.LFunction
-	gen    uint64     // the script cache generation fns belongs to
-	killed bool       // the last run was stopped at scriptTimeout
-	run    *scriptRun // the script running now
-	runBuf scriptRun  // reused for every run
-	args   []lua.LValue
-	handle *lua.LFunction // the error handler
+	gen    uint64 // the script cache generation fns belongs to
+	cancel context.CancelFunc
+	timer  *time.Timer // stops a script running past scriptTimeout
+	killed bool        // the last run was stopped at scriptTimeout
+	// threads is set when a run creates a coroutine: gopher-lua gives each
+	// one a child of the interpreter's context and releases it only when
+	// the coroutine finishes, so the run ends by replacing the context,
+	// which releases those left unfinished.
+	threads bool
+	run     *scriptRun // the script running now
+	runBuf  scriptRun  // reused for every run
+	args    []lua.LValue
+	handle  *lua.LFunction // the error handler
 }
 
 // vmPool keeps idle interpreters; creating one costs about a millisecond.
@@ -93,7 +100,26 @@ func (p *vmPool) close() {
 	}
 }
 
-func (v *vm) close() { v.L.Close() }
+func (v *vm) close() {
+	v.timer.Stop()
+	v.cancel()
+	v.L.Close()
+}
+
+// newContext gives the interpreter a fresh context, cancelled by the timer
+// that stops a script at scriptTimeout, and cancels the one it replaces.
+func (v *vm) newContext() {
+	if v.cancel != nil {
+		v.timer.Stop()
+		v.cancel()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	v.cancel = cancel
+	v.L.SetContext(ctx)
+	v.timer = time.AfterFunc(time.Hour, cancel)
+	v.timer.Stop()
+	v.threads = false
+}
 
 // readonlyErr is Redis's error for writing to a global or a library.
 const readonlyErr = "Attempt to modify a readonly table"
@@ -118,6 +144,7 @@ func newVM() *vm {
 		L.Call(1, 0)
 	}
 	v := &vm{L: L, fns: map[string]*lua.LFunction{}}
+	v.newContext()
 
 	g := L.G.Global
 	for _, name := range []string{"dofile", "loadfile", "print", "_printregs", "module", "require",
@@ -143,8 +170,16 @@ func newVM() *vm {
 	co := g.RawGetString("coroutine").(*lua.LTable)
 	resume := co.RawGetString("resume").(*lua.LFunction)
 	wrap := co.RawGetString("wrap").(*lua.LFunction)
+	create := co.RawGetString("create").(*lua.LFunction)
 	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int { return callNested(L, resume) }))
+	co.RawSetString("create", L.NewFunction(func(L *lua.LState) int {
+		v.threads = true
+		L.Insert(create, 1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
 	co.RawSetString("wrap", L.NewFunction(func(L *lua.LState) int {
+		v.threads = true
 		L.Insert(wrap, 1)
 		L.Call(L.GetTop()-1, 1)
 		f := L.Get(-1)
@@ -417,16 +452,13 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	v.env.RawSetString("ARGV", at)
 	fn.Env = v.env
 
-	// Each run has its own context, stopping the script at scriptTimeout.
-	// Cancelling it when the run ends also releases the child contexts of
-	// the coroutines the script created: gopher-lua releases one only when
-	// its coroutine finishes, and the interpreter outlives the run.
-	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
-	L.SetContext(ctx)
+	v.timer.Reset(scriptTimeout)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
-	v.killed = ctx.Err() != nil
-	cancel()
+	v.killed = !v.timer.Stop()
+	if v.threads && !v.killed {
+		v.newContext()
+	}
 	if v.killed {
 		err = &lua.ApiError{Object: errTable(L, "ERR Script killed after running for "+scriptTimeout.String())}
 	}
