@@ -5,6 +5,7 @@ package resp_test
 import (
 	"bufio"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,5 +64,68 @@ func TestHalfClosedSlowReaderDoesNotSpinLoop(t *testing.T) {
 	// thousands of times meanwhile.
 	if n := resp.LoopWakeups(s) - before; n > 3*trips {
 		t.Fatalf("event loops woke %d times during %d round trips of another client: a loop spins", n, trips)
+	}
+}
+
+// TestQuitWithSlowReaderKeepsLoopServing: a client pipelines far more
+// replies than the sockets hold, then QUIT, and reads nothing until
+// another client on the same event loop has had its reply: the loop keeps
+// serving others while the slow reader's replies wait, and the slow
+// reader still gets every reply, QUIT's +OK last, then the close.
+func TestQuitWithSlowReaderKeepsLoopServing(t *testing.T) {
+	s := resp.NewT(t, resp.Options{})
+	const size = 1 << 20
+	s.Set("big", strings.Repeat("x", size))
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	roundTrip := func(c net.Conn) *bufio.Reader {
+		t.Helper()
+		br := bufio.NewReader(c)
+		if _, err := c.Write([]byte("PING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := br.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+			t.Fatalf("PING = %q, %v, want +PONG", line, err)
+		}
+		return br
+	}
+	slow := dial()
+	slowBr := roundTrip(slow) // the loops are started: slow is on one
+	loops := resp.Loops(s)
+	if loops == 0 {
+		t.Skip("no event loops on this platform")
+	}
+	// Connections go to the loops in turn: the loops-th one after slow
+	// shares its loop.
+	var other net.Conn
+	for range loops {
+		other = dial()
+		roundTrip(other)
+	}
+	const gets = 32 // 32 MB of replies: far more than the sockets hold
+	if _, err := slow.Write([]byte(strings.Repeat("GET big\r\n", gets) + "QUIT\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(other)
+	for i := range gets {
+		if line, err := slowBr.ReadString('\n'); err != nil || line != "$"+strconv.Itoa(size)+"\r\n" {
+			t.Fatalf("reply %d of %d to the slow reader: header %q, %v", i+1, gets, line, err)
+		}
+		if _, err := slowBr.Discard(size + 2); err != nil {
+			t.Fatalf("reply %d of %d to the slow reader: %v", i+1, gets, err)
+		}
+	}
+	if line, err := slowBr.ReadString('\n'); err != nil || line != "+OK\r\n" {
+		t.Fatalf("QUIT = %q, %v, want +OK", line, err)
+	}
+	if _, err := slowBr.ReadByte(); err == nil {
+		t.Fatalf("connection still open after QUIT's reply")
 	}
 }

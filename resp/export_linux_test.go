@@ -11,3 +11,11 @@ func LoopWakeups(s *Server) int64 {
 	}
 	return n
 }
+
+// Loops returns how many event loops s runs (0 before its first socket
+// connection); connections are spread over them in turn.
+func Loops(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.loops)
+}
