@@ -71,7 +71,17 @@
 // prints non-integral numbers with Go's shortest form rather than "%.14g".
 // A script that runs longer than five seconds is stopped with an error
 // (Redis would let it run and answer BUSY to others; here it holds the
-// engine's locks).
+// engine's locks). The limit is checked between Lua instructions, so the
+// built-ins that could run long or allocate without bound inside one call
+// have Lua 5.1's limits (string.rep up to the bulk-string limit, unpack
+// and string.byte up to 8,000 results, coroutines nested up to 200 deep),
+// and a reply that would grow past the bulk-string limit (a table nested
+// in itself) is an error. Two things are not bounded beyond the time
+// limit: a pattern function (string.find, match, gsub) that backtracks
+// inside one call can hold the engine longer, and a script's memory is not
+// accounted, as gopher-lua offers neither; scripts are trusted code, as in
+// Redis. Every distinct script stays cached until SCRIPT FLUSH, as in
+// Redis 7.0.
 //
 // # Tests
 //
