@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/nxkv/nxkv/resp"
@@ -121,6 +122,82 @@ func TestQuitWithSlowReaderKeepsLoopServing(t *testing.T) {
 		if _, err := slowBr.Discard(size + 2); err != nil {
 			t.Fatalf("reply %d of %d to the slow reader: %v", i+1, gets, err)
 		}
+	}
+	if line, err := slowBr.ReadString('\n'); err != nil || line != "+OK\r\n" {
+		t.Fatalf("QUIT = %q, %v, want +OK", line, err)
+	}
+	if _, err := slowBr.ReadByte(); err == nil {
+		t.Fatalf("connection still open after QUIT's reply")
+	}
+}
+
+// TestQuitBehindFullSocketKeepsLoopServing: QUIT (or a protocol error)
+// with replies the socket cannot take yet. The loop used to write them in
+// a blocking loop of up to a second, serving none of its other
+// connections meanwhile, then closed the socket with the rest unsent. Now
+// the connection closes once the client has taken every reply, and the
+// loop serves others in between: here the slow client reads nothing until
+// another client on the same loop has its reply, then expects its reply
+// whole, QUIT's +OK, and the close.
+func TestQuitBehindFullSocketKeepsLoopServing(t *testing.T) {
+	s := resp.NewT(t, resp.Options{})
+	const size = 48 << 10 // under the size that flushes replies before QUIT
+	s.Set("mid", strings.Repeat("x", size))
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	roundTrip := func(c net.Conn, br *bufio.Reader) {
+		t.Helper()
+		if _, err := c.Write([]byte("PING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := br.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+			t.Fatalf("PING = %q, %v, want +PONG", line, err)
+		}
+	}
+	// The slow client's receive buffer is set before it connects, so the
+	// window it offers stays small.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+	}}
+	slow, err := d.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slow.Close() })
+	slowBr := bufio.NewReaderSize(slow, 4096)
+	roundTrip(slow, slowBr) // the loops are started: slow is on one
+	loops := resp.Loops(s)
+	if loops == 0 {
+		t.Skip("no event loops on this platform")
+	}
+	// Connections go to the loops in turn: the loops-th one after slow
+	// shares its loop.
+	var other net.Conn
+	var otherBr *bufio.Reader
+	for range loops {
+		other = dial()
+		otherBr = bufio.NewReader(other)
+		roundTrip(other, otherBr)
+	}
+	resp.ShrinkSendBuffers(s, 4096)
+	if _, err := slow.Write([]byte("GET mid\r\nQUIT\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(other, otherBr)
+	if line, err := slowBr.ReadString('\n'); err != nil || line != "$"+strconv.Itoa(size)+"\r\n" {
+		t.Fatalf("GET mid: header %q, %v", line, err)
+	}
+	if _, err := slowBr.Discard(size + 2); err != nil {
+		t.Fatalf("GET mid: the reply was cut short: %v", err)
 	}
 	if line, err := slowBr.ReadString('\n'); err != nil || line != "+OK\r\n" {
 		t.Fatalf("QUIT = %q, %v, want +OK", line, err)

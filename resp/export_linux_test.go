@@ -1,5 +1,7 @@
 package resp
 
+import "syscall"
+
 // LoopWakeups returns how many times s's event loops have returned from
 // epoll_wait.
 func LoopWakeups(s *Server) int64 {
@@ -18,4 +20,19 @@ func Loops(s *Server) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.loops)
+}
+
+// ShrinkSendBuffers sets the kernel send buffer of every connection s's
+// event loops serve now to about n bytes, so that a test fills it with a
+// few replies.
+func ShrinkSendBuffers(s *Server, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, lp := range s.loops {
+		lp.mu.Lock()
+		for fd := range lp.conns {
+			_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_SNDBUF, n)
+		}
+		lp.mu.Unlock()
+	}
 }
