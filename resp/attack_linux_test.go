@@ -141,7 +141,7 @@ func TestQuitWithSlowReaderKeepsLoopServing(t *testing.T) {
 // whole, QUIT's +OK, and the close.
 func TestQuitBehindFullSocketKeepsLoopServing(t *testing.T) {
 	s := resp.NewT(t, resp.Options{})
-	const size = 48 << 10 // under the size that flushes replies before QUIT
+	const size = 60 << 10 // under the size that flushes replies before QUIT
 	s.Set("mid", strings.Repeat("x", size))
 	dial := func() net.Conn {
 		t.Helper()
@@ -189,10 +189,25 @@ func TestQuitBehindFullSocketKeepsLoopServing(t *testing.T) {
 		roundTrip(other, otherBr)
 	}
 	resp.ShrinkSendBuffers(s, 4096)
+	// A first reply the slow client leaves unread: with its receive queue
+	// empty the kernel could take a whole large segment past the buffer's
+	// size. The round trip on the other connection, on the same loop, is
+	// served after it.
+	s.Set("pre", strings.Repeat("p", 2048))
+	if _, err := slow.Write([]byte("GET pre\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(other, otherBr)
 	if _, err := slow.Write([]byte("GET mid\r\nQUIT\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	roundTrip(other, otherBr)
+	if line, err := slowBr.ReadString('\n'); err != nil || line != "$2048\r\n" {
+		t.Fatalf("GET pre: header %q, %v", line, err)
+	}
+	if _, err := slowBr.Discard(2048 + 2); err != nil {
+		t.Fatalf("GET pre: %v", err)
+	}
 	if line, err := slowBr.ReadString('\n'); err != nil || line != "$"+strconv.Itoa(size)+"\r\n" {
 		t.Fatalf("GET mid: header %q, %v", line, err)
 	}
