@@ -40,10 +40,12 @@ type conn struct {
 
 	// Event-loop connections (Linux sockets) are driven by a loop instead
 	// of a goroutine: fd is the socket (-1 otherwise), blocked is set while
-	// replies wait for the client to read.
+	// replies wait for the client to read, and closing once the
+	// connection is to close when they have all been written.
 	fd      int
 	lp      *loop
 	blocked bool
+	closing bool
 	events  uint32 // the readiness the loop saw
 
 	x call // reused for every command
@@ -127,11 +129,15 @@ func (c *conn) flush() bool {
 	return err == nil
 }
 
-// flushAll writes every buffered reply before the connection closes (on an
-// event loop, waiting for the socket briefly).
+// flushAll writes every buffered reply before the connection closes. On an
+// event loop it writes what the socket takes and, if replies are left,
+// marks the connection closing: the loop closes it once the client has
+// read them (see end), serving its other connections meanwhile.
 func (c *conn) flushAll() {
 	if c.fd >= 0 {
-		c.flushFDBlocking()
+		if c.flushFD() && c.blocked {
+			c.closing = true
+		}
 		return
 	}
 	c.flush()

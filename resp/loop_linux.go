@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 )
 
 // loop is one event loop: an epoll instance and the connections it serves.
@@ -194,8 +193,16 @@ func (c *conn) onEvents() {
 		if c.blocked {
 			return
 		}
+		if c.closing {
+			c.closeFD() // the last replies before a close are written
+			return
+		}
 		// Drained: run the requests that waited, then read again.
-		if !c.process() || !c.flush() {
+		if !c.process() {
+			c.end()
+			return
+		}
+		if !c.flush() {
 			c.closeFD()
 			return
 		}
@@ -220,9 +227,23 @@ func (c *conn) onEvents() {
 		return
 	}
 	c.rd.w += n
-	if !c.process() || !c.flush() {
+	if !c.process() {
+		c.end()
+		return
+	}
+	if !c.flush() {
 		c.closeFD()
 	}
+}
+
+// end closes a connection that process said must close, unless its last
+// replies still wait for the client to read them (closing): then the loop
+// closes it once they are written, and reads nothing more from it.
+func (c *conn) end() {
+	if c.closing && c.blocked {
+		return
+	}
+	c.closeFD()
 }
 
 // flushFD writes buffered replies without blocking; what the socket does
@@ -252,25 +273,6 @@ func (c *conn) flushFD() bool {
 		c.blocked = false
 	}
 	return true
-}
-
-// flushFDBlocking writes the buffered replies before a close, waiting up
-// to a second for a slow reader.
-func (c *conn) flushFDBlocking() {
-	deadline := time.Now().Add(time.Second)
-	for len(c.w.buf) > 0 && time.Now().Before(deadline) {
-		n, err := syscall.Write(c.fd, c.w.buf)
-		if n > 0 {
-			c.w.buf = c.w.buf[n:]
-			continue
-		}
-		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR) {
-			fds := []pollFd{{fd: int32(c.fd), events: pollOut}}
-			pollWait(fds, 100)
-			continue
-		}
-		return
-	}
 }
 
 // watchWrite waits for the socket to take more replies. It leaves out
@@ -306,19 +308,6 @@ func (c *conn) closeFD() {
 	c.fd = -2 // closed: never -1, which means a goroutine connection
 	c.unwatchAll()
 	c.s.forget(c)
-}
-
-// pollFd is struct pollfd, for waiting on one socket before a close.
-type pollFd struct {
-	fd      int32
-	events  int16
-	revents int16
-}
-
-const pollOut = 0x4
-
-func pollWait(fds []pollFd, ms int) {
-	_, _, _ = syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(ms))
 }
 
 // fdConn is the net.Conn of an event-loop connection: its addresses for
