@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"syscall"
 	"time"
 )
 
@@ -159,15 +158,6 @@ func newAllocCounter() *allocCounter {
 func (a *allocCounter) read() uint64 {
 	metrics.Read(a.s)
 	return a.s[0].Value.Uint64()
-}
-
-// cpuTime is the process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapAfterGC collects garbage (twice, so finalizers and sweeping settle) and

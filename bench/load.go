@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -65,11 +64,7 @@ func readCPU() cpuSnapshot {
 // read from /proc, and those that ended and were waited for, from
 // getrusage. They do the suite's own work, not other processes'.
 func childrenCPU() time.Duration {
-	var ru syscall.Rusage
-	var done time.Duration
-	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
-		done = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	done := childrenDoneCPU()
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	self := os.Getpid()
 	var ticks float64

@@ -68,7 +68,7 @@ func startNxkvServer() (*nxkvServer, error) {
 	}
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), serveEnv+"="+addr)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -174,11 +173,10 @@ func (x *call) infoSection(name string) string {
 		line("second_repl_offset", -1)
 		line("repl_backlog_active", 0)
 	case "cpu":
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		sys, user := cpuSeconds()
 		b.WriteString("# CPU\r\n")
-		line("used_cpu_sys", strconv.FormatFloat(float64(ru.Stime.Sec)+float64(ru.Stime.Usec)/1e6, 'f', 6, 64))
-		line("used_cpu_user", strconv.FormatFloat(float64(ru.Utime.Sec)+float64(ru.Utime.Usec)/1e6, 'f', 6, 64))
+		line("used_cpu_sys", strconv.FormatFloat(sys, 'f', 6, 64))
+		line("used_cpu_user", strconv.FormatFloat(user, 'f', 6, 64))
 	case "modules":
 		b.WriteString("# Modules\r\n")
 	case "errorstats":

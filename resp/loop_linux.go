@@ -115,6 +115,14 @@ func (c *conn) detach(nc net.Conn) bool {
 	return true
 }
 
+// closeDetached closes the socket detach made, for a connection that
+// will not be served (the server closed meanwhile).
+func (c *conn) closeDetached() {
+	if c.fd >= 0 {
+		syscall.Close(c.fd)
+	}
+}
+
 // add starts serving a detached connection on the loop.
 func (lp *loop) add(c *conn) {
 	c.lp = lp

@@ -13,4 +13,4 @@ func (lp *loop) stop()                  {}
 func (c *conn) detach(nc net.Conn) bool { return false }
 func (lp *loop) add(c *conn)            {}
 func (c *conn) flushFD() bool           { return true }
-func (c *conn) flushFDBlocking()        {}
+func (c *conn) closeDetached()          {}

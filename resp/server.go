@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/nxkv/nxkv/clock"
@@ -324,9 +323,7 @@ func (s *Server) serve(nc net.Conn) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		if c.fd >= 0 {
-			syscall.Close(c.fd)
-		}
+		c.closeDetached()
 		nc.Close()
 		return false
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // The test suites of two lock clients nobody here wrote, run unmodified

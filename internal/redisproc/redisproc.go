@@ -81,7 +81,7 @@ func launch(bin string, port int, args []string) (*Server, error) {
 		"--daemonize", "no",
 	)
 	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
