@@ -2,7 +2,7 @@ package engine_test
 
 // Model-based checking: every engine method is driven with random operations
 // and compared, step by step, with a plain reference model written from
-// /work/shared/REDIS-SEMANTICS.md (not from the implementation). The same op
+// Redis's documented rules (not from the implementation). The same op
 // representation, model and comparison run under rapid (TestModel) and under
 // go test -fuzz (FuzzOps in fuzz_test.go).
 
