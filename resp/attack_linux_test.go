@@ -4,6 +4,7 @@ package resp_test
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -68,6 +69,63 @@ func TestHalfClosedSlowReaderDoesNotSpinLoop(t *testing.T) {
 	}
 }
 
+// ping makes one PING round trip on c, read through br.
+func ping(t *testing.T, c net.Conn, br *bufio.Reader) {
+	t.Helper()
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING = %q, %v, want +PONG", line, err)
+	}
+}
+
+// sameLoopPeer connects to s until a connection lands on the event loop
+// of the connection made just before the call (connections go to the loops
+// in turn), and returns it with its reader; it skips the test where s has
+// no event loops.
+func sameLoopPeer(t *testing.T, s *resp.Server) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	loops := resp.Loops(s)
+	if loops == 0 {
+		t.Skip("no event loops on this platform")
+	}
+	var c net.Conn
+	var br *bufio.Reader
+	for range loops {
+		var err error
+		if c, err = net.Dial("tcp", s.Addr()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		br = bufio.NewReader(c)
+		ping(t, c, br)
+	}
+	return c, br
+}
+
+// readBulk reads one bulk reply of n bytes from br.
+func readBulk(t *testing.T, br *bufio.Reader, n int, what string) {
+	t.Helper()
+	if line, err := br.ReadString('\n'); err != nil || line != "$"+strconv.Itoa(n)+"\r\n" {
+		t.Fatalf("%s: header %q, %v, want a bulk of %d bytes", what, line, err, n)
+	}
+	if _, err := br.Discard(n + 2); err != nil {
+		t.Fatalf("%s: the reply was cut short: %v", what, err)
+	}
+}
+
+// readQuitAndClose reads QUIT's +OK from br, then expects the close.
+func readQuitAndClose(t *testing.T, br *bufio.Reader) {
+	t.Helper()
+	if line, err := br.ReadString('\n'); err != nil || line != "+OK\r\n" {
+		t.Fatalf("QUIT = %q, %v, want +OK", line, err)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatalf("connection still open after QUIT's reply")
+	}
+}
+
 // TestQuitWithSlowReaderKeepsLoopServing: a client pipelines far more
 // replies than the sockets hold, then QUIT, and reads nothing until
 // another client on the same event loop has had its reply: the loop keeps
@@ -77,58 +135,23 @@ func TestQuitWithSlowReaderKeepsLoopServing(t *testing.T) {
 	s := resp.NewT(t, resp.Options{})
 	const size = 1 << 20
 	s.Set("big", strings.Repeat("x", size))
-	dial := func() net.Conn {
-		t.Helper()
-		c, err := net.Dial("tcp", s.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
+	slow, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
 	}
-	roundTrip := func(c net.Conn) *bufio.Reader {
-		t.Helper()
-		br := bufio.NewReader(c)
-		if _, err := c.Write([]byte("PING\r\n")); err != nil {
-			t.Fatal(err)
-		}
-		if line, err := br.ReadString('\n'); err != nil || line != "+PONG\r\n" {
-			t.Fatalf("PING = %q, %v, want +PONG", line, err)
-		}
-		return br
-	}
-	slow := dial()
-	slowBr := roundTrip(slow) // the loops are started: slow is on one
-	loops := resp.Loops(s)
-	if loops == 0 {
-		t.Skip("no event loops on this platform")
-	}
-	// Connections go to the loops in turn: the loops-th one after slow
-	// shares its loop.
-	var other net.Conn
-	for range loops {
-		other = dial()
-		roundTrip(other)
-	}
+	t.Cleanup(func() { slow.Close() })
+	slowBr := bufio.NewReader(slow)
+	ping(t, slow, slowBr) // the loops are started: slow is on one
+	other, otherBr := sameLoopPeer(t, s)
 	const gets = 32 // 32 MB of replies: far more than the sockets hold
 	if _, err := slow.Write([]byte(strings.Repeat("GET big\r\n", gets) + "QUIT\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	roundTrip(other)
+	ping(t, other, otherBr)
 	for i := range gets {
-		if line, err := slowBr.ReadString('\n'); err != nil || line != "$"+strconv.Itoa(size)+"\r\n" {
-			t.Fatalf("reply %d of %d to the slow reader: header %q, %v", i+1, gets, line, err)
-		}
-		if _, err := slowBr.Discard(size + 2); err != nil {
-			t.Fatalf("reply %d of %d to the slow reader: %v", i+1, gets, err)
-		}
+		readBulk(t, slowBr, size, fmt.Sprintf("reply %d of %d to the slow reader", i+1, gets))
 	}
-	if line, err := slowBr.ReadString('\n'); err != nil || line != "+OK\r\n" {
-		t.Fatalf("QUIT = %q, %v, want +OK", line, err)
-	}
-	if _, err := slowBr.ReadByte(); err == nil {
-		t.Fatalf("connection still open after QUIT's reply")
-	}
+	readQuitAndClose(t, slowBr)
 }
 
 // TestQuitBehindFullSocketKeepsLoopServing: QUIT (or a protocol error)
@@ -143,24 +166,6 @@ func TestQuitBehindFullSocketKeepsLoopServing(t *testing.T) {
 	s := resp.NewT(t, resp.Options{})
 	const size = 60 << 10 // under the size that flushes replies before QUIT
 	s.Set("mid", strings.Repeat("x", size))
-	dial := func() net.Conn {
-		t.Helper()
-		c, err := net.Dial("tcp", s.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	roundTrip := func(c net.Conn, br *bufio.Reader) {
-		t.Helper()
-		if _, err := c.Write([]byte("PING\r\n")); err != nil {
-			t.Fatal(err)
-		}
-		if line, err := br.ReadString('\n'); err != nil || line != "+PONG\r\n" {
-			t.Fatalf("PING = %q, %v, want +PONG", line, err)
-		}
-	}
 	// The slow client's receive buffer is set before it connects, so the
 	// window it offers stays small.
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
@@ -174,20 +179,8 @@ func TestQuitBehindFullSocketKeepsLoopServing(t *testing.T) {
 	}
 	t.Cleanup(func() { slow.Close() })
 	slowBr := bufio.NewReaderSize(slow, 4096)
-	roundTrip(slow, slowBr) // the loops are started: slow is on one
-	loops := resp.Loops(s)
-	if loops == 0 {
-		t.Skip("no event loops on this platform")
-	}
-	// Connections go to the loops in turn: the loops-th one after slow
-	// shares its loop.
-	var other net.Conn
-	var otherBr *bufio.Reader
-	for range loops {
-		other = dial()
-		otherBr = bufio.NewReader(other)
-		roundTrip(other, otherBr)
-	}
+	ping(t, slow, slowBr) // the loops are started: slow is on one
+	other, otherBr := sameLoopPeer(t, s)
 	resp.ShrinkSendBuffers(s, 4096)
 	// A first reply the slow client leaves unread: with its receive queue
 	// empty the kernel could take a whole large segment past the buffer's
@@ -197,27 +190,12 @@ func TestQuitBehindFullSocketKeepsLoopServing(t *testing.T) {
 	if _, err := slow.Write([]byte("GET pre\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	roundTrip(other, otherBr)
+	ping(t, other, otherBr)
 	if _, err := slow.Write([]byte("GET mid\r\nQUIT\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	roundTrip(other, otherBr)
-	if line, err := slowBr.ReadString('\n'); err != nil || line != "$2048\r\n" {
-		t.Fatalf("GET pre: header %q, %v", line, err)
-	}
-	if _, err := slowBr.Discard(2048 + 2); err != nil {
-		t.Fatalf("GET pre: %v", err)
-	}
-	if line, err := slowBr.ReadString('\n'); err != nil || line != "$"+strconv.Itoa(size)+"\r\n" {
-		t.Fatalf("GET mid: header %q, %v", line, err)
-	}
-	if _, err := slowBr.Discard(size + 2); err != nil {
-		t.Fatalf("GET mid: the reply was cut short: %v", err)
-	}
-	if line, err := slowBr.ReadString('\n'); err != nil || line != "+OK\r\n" {
-		t.Fatalf("QUIT = %q, %v, want +OK", line, err)
-	}
-	if _, err := slowBr.ReadByte(); err == nil {
-		t.Fatalf("connection still open after QUIT's reply")
-	}
+	ping(t, other, otherBr)
+	readBulk(t, slowBr, 2048, "GET pre")
+	readBulk(t, slowBr, size, "GET mid")
+	readQuitAndClose(t, slowBr)
 }
