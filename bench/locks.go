@@ -435,6 +435,22 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 	}
 }
 
+// maxOvertime bounds how long runAtLeast extends a repetition.
+const maxOvertime = 10 * time.Second
+
+// runAtLeast returns once d has passed and enough() holds, or maxOvertime
+// after d if it never does. A repetition on a descheduled or heavily loaded
+// machine (a race-enabled test run on a busy CI host) may not see a single
+// hand-off in d; running on until it does gives a slow figure instead of an
+// empty row, and the rate stays honest because it divides by the time
+// really spent.
+func runAtLeast(d time.Duration, enough func() bool) {
+	time.Sleep(d)
+	for deadline := time.Now().Add(maxOvertime); !enough() && time.Now().Before(deadline); {
+		time.Sleep(max(d/10, 100*time.Microsecond))
+	}
+}
+
 // measureContended runs g goroutines cycling on one key. The hand-off
 // latency is the time from a holder starting its release to the next
 // acquisition by a different goroutine; re-acquisitions by the releasing
@@ -459,6 +475,7 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 			waits        []int64
 		}
 		res := make([]result, g)
+		var cycles atomic.Int64
 		var wg sync.WaitGroup
 		for i := range g {
 			wg.Add(1)
@@ -488,6 +505,7 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 						r.waits = append(r.waits, now-t0)
 					}
 					r.cycles++
+					cycles.Add(1)
 					lastHolder.Store(int64(i))
 					excl.leave()
 					lastRelease.Store(int64(time.Since(base)))
@@ -499,7 +517,7 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 				}
 			}()
 		}
-		time.Sleep(d)
+		runAtLeast(d, func() bool { return cycles.Load() >= 2 })
 		cancel()
 		wg.Wait()
 		elapsed := time.Since(base)
@@ -587,6 +605,7 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 		var lastRelease atomic.Int64
 		lastRelease.Store(-1)
 		var inObtain atomic.Int32
+		var cycles atomic.Int64
 		gen := &generation{ch: make(chan struct{})}
 		type result struct {
 			cycles  int64
@@ -617,6 +636,7 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 						r.samples = append(r.samples, now-lr)
 					}
 					r.cycles++
+					cycles.Add(1)
 					// Wake the previous holder and pick the channel the next
 					// acquisition will close; no one else can acquire before
 					// our release, so it is the right one.
@@ -653,7 +673,8 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 				}
 			}()
 		}
-		time.Sleep(d)
+		// Two acquisitions make one hand-off.
+		runAtLeast(d, func() bool { return cycles.Load() >= 2 })
 		cancel()
 		wg.Wait()
 		elapsed := time.Since(base)
