@@ -13,17 +13,10 @@ import (
 )
 
 // TestAttackReentrantStaleRelease: a hold that expired must not release
-// the hold its owner took afresh after the expiry.
-//
-// Unfixed: every hold of an owner stores the same value (the owner's
-// token), and ReleaseReentrant compares only that value, so a stale hold's
-// Release removes the owner's fresh hold and frees the key under it. A fix
-// needs a per-epoch identity in the release (the first hold's fence, kept
-// in the hold key, is one; it is 0 with NoFencing), a change of the
-// ReentrantBackend interface. (A hold known lost no longer releases at
-// all: TestAttackReentrantKnownLostRelease.)
+// the hold its owner took afresh after the expiry. Every hold of an owner
+// stores the same value (the owner's token), so only the hold's own ID at
+// the backend tells them apart.
 func TestAttackReentrantStaleRelease(t *testing.T) {
-	t.Skip("known defect: a stale reentrant hold releases the owner's later hold (see comment)")
 	f := newFixture(t)
 	c := lockapi.New(f.b, lockapi.Options{})
 	ctx := context.Background()
@@ -48,14 +41,9 @@ func TestAttackReentrantStaleRelease(t *testing.T) {
 
 // TestAttackReentrantReleaseRetry: a Release whose reply was lost may be
 // retried (Lock.Release's doc); the retry must not remove another hold.
-//
-// Unfixed: holds are counted, not named, so a Release applied at the
-// backend whose reply was lost, when retried, removes a second hold and
-// the key is freed while another hold is live. A fix needs per-hold
-// identities at the backend (a change of the ReentrantBackend interface
-// and of the key layout shared with the Redis backend).
+// Counted holds would lose here: the retry would remove a second hold and
+// free the key while another hold is live.
 func TestAttackReentrantReleaseRetry(t *testing.T) {
-	t.Skip("known defect: a retried reentrant Release removes another hold (see comment)")
 	f := newFixture(t)
 	c := lockapi.New(f.fi, lockapi.Options{})
 	ctx := context.Background()
@@ -76,6 +64,34 @@ func TestAttackReentrantReleaseRetry(t *testing.T) {
 		t.Errorf("other hold after a retried Release: TTL = %v, want held", err)
 	}
 	l2.Release(ctx)
+}
+
+// TestAttackReentrantObtainLostReply: a re-entry whose reply was lost
+// added a hold at the backend; Obtain undoes exactly that hold, so the
+// owner's own release frees the key, and the other hold is untouched.
+func TestAttackReentrantObtainLostReply(t *testing.T) {
+	f := newFixture(t)
+	c := lockapi.New(f.fi, lockapi.Options{})
+	ctx := context.Background()
+	l1, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.fi.Inject(faultinject.Acquire, faultinject.Fault{LostReply: true, Next: 1})
+	if l, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true, Token: l1.Token()}); err == nil {
+		t.Fatalf("re-entry with a lost reply = %v, want an error", l)
+	}
+	if _, err := l1.TTL(ctx); err != nil {
+		t.Fatalf("first hold after the failed re-entry: TTL = %v, want held", err)
+	}
+	if err := l1.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other, err := lockapi.New(f.b, lockapi.Options{}).Obtain(ctx, "k", time.Minute, nil)
+	if err != nil {
+		t.Fatalf("Obtain after the owner's last release = %v, want the key free (the lost re-entry's hold was left behind)", err)
+	}
+	other.Release(ctx)
 }
 
 // TestAttackRWMarkLeftOnCancelDuringAttempt: a waiting writer whose ctx

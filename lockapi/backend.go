@@ -101,20 +101,26 @@ type MultiBackend interface {
 }
 
 // ReentrantBackend is implemented by backends that can hold reentrant locks
-// (ObtainOptions.Reentrant): a key holding value, and the number of times
-// its owner holds it.
+// (ObtainOptions.Reentrant): a key holding value, and the set of its
+// owner's holds, each named by a hold ID that the Client makes unique (no
+// spaces, never reused), so that a hold's release can only ever remove that
+// hold: a retried release, or the release of a hold that ended with an
+// earlier lease of the key, removes nothing else.
 type ReentrantBackend interface {
 	Backend
-	// AcquireReentrant stores value at key with ttl and a hold count of 1
+	// AcquireReentrant stores value at key with ttl and the one hold hold
 	// if key is absent; if key holds value and was taken reentrantly, it
-	// adds one hold and makes the TTL at least ttl (never shorter). It
-	// returns the hold count after the call and the fencing token of the
-	// first hold (0 when the backend gives none); ok is false when key
-	// holds another value, or value without a hold count.
-	AcquireReentrant(ctx context.Context, key, value string, ttl time.Duration) (fence int64, holds int, ok bool, err error)
-	// ReleaseReentrant removes one hold if key holds value, deleting the
-	// key with its last hold; ok is false when key does not hold value.
-	ReleaseReentrant(ctx context.Context, key, value string) (holds int, ok bool, err error)
+	// adds hold (nothing if hold is already there, so a retried call is
+	// harmless) and makes the TTL at least ttl (never shorter). It returns
+	// the number of holds after the call and the fencing token of the
+	// lease's first hold (0 when the backend gives none); ok is false when
+	// key holds another value, or value without a set of holds.
+	AcquireReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (fence int64, holds int, ok bool, err error)
+	// ReleaseReentrant removes hold if key holds value and hold is one of
+	// its holds, deleting the key with its last hold; holds is the number
+	// left. ok is false, and nothing changes, when key does not hold value
+	// or hold is not one of its holds.
+	ReleaseReentrant(ctx context.Context, key, value, hold string) (holds int, ok bool, err error)
 	// RefreshReentrant makes key's TTL at least ttl, never shorter (other
 	// holds count on it), if key holds value.
 	RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (ok bool, err error)

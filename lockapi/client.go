@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -147,7 +148,7 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 		if !ok {
 			return nil, unsupported(key, c.b, "reentrant locks")
 		}
-		p = &reentrantLease{rb: rb, watch: []string{key}}
+		p = &reentrantLease{rb: rb, hold: c.holdID(), watch: []string{key}}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, newError("obtain", key, nil, "", err)
@@ -168,6 +169,12 @@ func (c *Client) obtain(ctx context.Context, l *Lock, ttl time.Duration, cfg *ob
 		return c.obtained(l, ttl, 0, err)
 	}
 	return c.wait(ctx, l, ttl, cfg, nil)
+}
+
+// holdID returns a name for one reentrant hold, unique among every Client's
+// holds: the Client's random prefix and a number it never hands out again.
+func (c *Client) holdID() string {
+	return string(c.prefix[:]) + strconv.FormatUint(c.seq.Add(1), 16)
 }
 
 // newLock builds the Lock of one acquisition. A generated token lives in

@@ -162,9 +162,11 @@
 //     obtains the key again while holding it; each hold is a Lock and is
 //     released on its own (Lock.Holds counts them), the key being freed
 //     with the last. A hold's Refresh never shortens the lock, since the
-//     other holds count on its TTL. A reentrant Obtain whose reply was lost
-//     is not undone (undoing could remove a real hold): the extra hold keeps
-//     the key until its TTL.
+//     other holds count on its TTL. Each hold is named at the backend by an
+//     ID unique to it, so a hold's Release removes that hold and no other:
+//     a Release retried after a lost reply, or the Release of a hold whose
+//     lease expired before the owner took the key again, leaves the owner's
+//     other holds alone, and a re-entry whose reply was lost is undone.
 //
 // Redlock supports none of them (a quorum of independent counts cannot
 // bound the holders of a semaphore; see lockapi/redlock). lockapi/locktest

@@ -182,14 +182,11 @@ func (l *Lock) watch() (<-chan struct{}, func()) {
 // error wrapping ErrNotHeld when the lock had expired or been taken (the
 // lock is then also marked lost, nothing is deleted), when it was already
 // released, or when it was known lost before (Release then still deletes
-// the key if it holds this acquisition's value, which is always safe;
-// except for a reentrant hold, whose value its owner's later holds share:
-// it then touches nothing at the backend).
+// the key if it holds this acquisition's value, which is always safe; a
+// reentrant hold removes only itself, never another hold of its owner).
 // Release first stops the watchdog and the loss monitor, even if the
 // backend call then fails; a Release that failed with a backend or ctx error
-// may be retried (but for a reentrant hold, whose owner's holds are counted,
-// not named, a retry after a call that reached the backend removes a second
-// hold: the key may then be freed while another hold is live). Concurrent Release calls on one Lock take turns: a second
+// may be retried. Concurrent Release calls on one Lock take turns: a second
 // waits for the first's outcome (or its own ctx) and then reports
 // ErrNotHeld ("already released") if the first succeeded, so a successful
 // Release is never taken for a loss. Errors wrap ctx.Err() when ctx ended;
@@ -231,15 +228,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		ok  bool
 		err error
 	)
-	if _, re := l.p.(*reentrantLease); re && lostErr != nil {
-		// A reentrant hold known lost is not released at the backend: every
-		// hold of the owner has the same value, so the key may hold a later
-		// hold the owner took after this one ended, which a release would
-		// remove. A hold of this one still there keeps the key until its
-		// TTL, as a lost reply's does.
-	} else {
-		ok, err = l.releaseCall(ctx)
-	}
+	ok, err = l.releaseCall(ctx)
 	l.mu.Lock()
 	l.releasing = false
 	if x := l.x; x != nil && x.releaseDone != nil {

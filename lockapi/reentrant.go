@@ -7,17 +7,19 @@ import (
 
 // reentrantLease is the prim of a reentrant mutex lock
 // (ObtainOptions.Reentrant): the key holds the owner's value, and the
-// backend counts the owner's holds beside it.
+// backend keeps the set of the owner's holds beside it, each named by its
+// Lock's hold ID, so that a release removes its own hold and no other.
 type reentrantLease struct {
 	rb    ReentrantBackend
-	holds int      // the hold count right after this acquisition
+	hold  string   // this hold's ID, unique to it (Client.holdID)
+	holds int      // the number of holds right after this acquisition
 	watch []string // the key alone
 }
 
 var _ prim = (*reentrantLease)(nil)
 
 func (r *reentrantLease) try(ctx context.Context, l *Lock, ttl time.Duration, _ bool) (bool, error) {
-	fence, holds, ok, err := r.rb.AcquireReentrant(ctx, l.key, l.value, ttl)
+	fence, holds, ok, err := r.rb.AcquireReentrant(ctx, l.key, l.value, r.hold, ttl)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -27,15 +29,19 @@ func (r *reentrantLease) try(ctx context.Context, l *Lock, ttl time.Duration, _ 
 
 func (r *reentrantLease) watchKeys() []string { return r.watch }
 
-// cleanup does nothing: a failed call may have added a hold, but removing
-// one could as well remove one of the owner's real holds, which is worse
-// than a hold that keeps the lock until its TTL.
-func (r *reentrantLease) cleanup(context.Context, *Lock, bool) {}
+// cleanup, after a failed call, removes the hold a lost reply may have
+// added: it is named by this hold's own ID, so no other hold of the owner
+// can be removed by it.
+func (r *reentrantLease) cleanup(ctx context.Context, l *Lock, failed bool) {
+	if failed {
+		r.rb.ReleaseReentrant(ctx, l.key, l.value, r.hold)
+	}
+}
 
 func (r *reentrantLease) queueKey() string { return mutexQueue(r.watch[0]) }
 
 func (r *reentrantLease) release(ctx context.Context, l *Lock) (bool, error) {
-	_, ok, err := r.rb.ReleaseReentrant(ctx, l.key, l.value)
+	_, ok, err := r.rb.ReleaseReentrant(ctx, l.key, l.value, r.hold)
 	return ok, err
 }
 

@@ -1,5 +1,5 @@
 // Package lockkeys is the key layout the lock backends share: the names of
-// the keys behind fencing counters, reentrant hold counts, semaphores and
+// the keys behind fencing counters, reentrant holds, semaphores and
 // read-write locks. The in-process and Redis backends use the same layout,
 // so an engine served over the Redis protocol holds the same keys whichever
 // way a primitive was taken.
@@ -13,7 +13,7 @@
 // lock key's counter, on a Cluster:
 //
 //	nxkv:fence:{T}key      the fencing counter of lock key
-//	nxkv:hold:{T}key       the hold count of a reentrant lock key
+//	nxkv:hold:{T}key       the holds of a reentrant lock key ("<fence> <id> <id>...")
 //	nxkv:sem:{T}name#<i>   slot i of semaphore name (decimal i)
 //	nxkv:sem:{T}name#f     its fencing counter
 //	nxkv:rw:{T}name#w      the writer of read-write lock name
@@ -45,8 +45,15 @@ const (
 // Fence returns the name of key's fencing counter.
 func Fence(key string) string { return Tagged(FencePrefix, key, "") }
 
-// Hold returns the name of the hold count of a reentrant lock on key.
+// Hold returns the name of the hold key of a reentrant lock on key: its
+// lease's first fencing token and its holds' IDs, "<fence> <id> <id>...".
 func Hold(key string) string { return Tagged(HoldPrefix, key, "") }
+
+// ValidHold reports whether id can name a hold in a hold key: it is not
+// empty and has no ASCII whitespace (the IDs are separated by spaces).
+func ValidHold(id string) bool {
+	return id != "" && !strings.ContainsAny(id, " \t\n\r\v\f")
+}
 
 // Semaphore is the layout of one semaphore's keys.
 type Semaphore struct {

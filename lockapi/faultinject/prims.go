@@ -157,13 +157,13 @@ func (b *Backend) PTTLAll(ctx context.Context, keys []string, value string) (tim
 
 // AcquireReentrant calls the wrapped AcquireReentrant, subject to the
 // Acquire fault.
-func (b *Backend) AcquireReentrant(ctx context.Context, key, value string, ttl time.Duration) (int64, int, bool, error) {
+func (b *Backend) AcquireReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (int64, int, bool, error) {
 	rb, err := inner[lockapi.ReentrantBackend](b, "reentrant locks")
 	if err != nil {
 		return 0, 0, false, err
 	}
 	r, err := faulted(ctx, b, Acquire, func() (acquired, error) {
-		f, h, ok, err := rb.AcquireReentrant(ctx, key, value, ttl)
+		f, h, ok, err := rb.AcquireReentrant(ctx, key, value, hold, ttl)
 		return acquired{fence: f, holds: h, ok: ok}, err
 	})
 	return r.fence, r.holds, r.ok, err
@@ -171,13 +171,13 @@ func (b *Backend) AcquireReentrant(ctx context.Context, key, value string, ttl t
 
 // ReleaseReentrant calls the wrapped ReleaseReentrant, subject to the
 // Release fault.
-func (b *Backend) ReleaseReentrant(ctx context.Context, key, value string) (int, bool, error) {
+func (b *Backend) ReleaseReentrant(ctx context.Context, key, value, hold string) (int, bool, error) {
 	rb, err := inner[lockapi.ReentrantBackend](b, "reentrant locks")
 	if err != nil {
 		return 0, false, err
 	}
 	r, err := faulted(ctx, b, Release, func() (acquired, error) {
-		h, ok, err := rb.ReleaseReentrant(ctx, key, value)
+		h, ok, err := rb.ReleaseReentrant(ctx, key, value, hold)
 		return acquired{holds: h, ok: ok}, err
 	})
 	return r.holds, r.ok, err

@@ -2,55 +2,71 @@ package goredis
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/nxkv/nxkv/internal/lockkeys"
+	"github.com/nxkv/nxkv/lockapi"
 )
 
 // A reentrant lock is its key, holding the owner's value, and a hold key
 // (lockkeys.Hold, in the key's hash slot) with the same deadline holding
-// "<holds> <fence>": the number of holds and the first hold's fencing
-// token. The layout is the in-process backend's.
+// "<fence> <id> <id>...": the lease's first fencing token and the IDs of the
+// owner's holds. The layout is the in-process backend's.
 var (
 	// acquireReentrantScript: KEYS key, hold key, fencing counter; ARGV
-	// value, PX milliseconds, "1" to count a fence. It replies {ok, holds,
-	// fence}.
+	// value, PX milliseconds, "1" to count a fence, hold ID. It replies
+	// {ok, holds, fence}. A hold already there is not added again.
 	acquireReentrantScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if not v then
 	local f = 0
 	if ARGV[3] == '1' then f = redis.call('INCR', KEYS[3]) end
 	redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-	redis.call('SET', KEYS[2], '1 ' .. string.format('%d', f), 'PX', ARGV[2])
+	redis.call('SET', KEYS[2], string.format('%d', f) .. ' ' .. ARGV[4], 'PX', ARGV[2])
 	return {1, 1, f}
 end
 if v ~= ARGV[1] then return {0, 0, 0} end
 local h = redis.call('GET', KEYS[2])
 if not h then return {0, 0, 0} end
-local n, f = string.match(h, '^(%d+) (%-?%d+)$')
-if not n or tonumber(n) < 1 then return {0, 0, 0} end
-n = tonumber(n) + 1
+local f, ids = string.match(h, '^(%-?%d+) (.*)$')
+if not f then return {0, 0, 0} end
+local n, found = 0, false
+for id in string.gmatch(ids, '%S+') do
+	n = n + 1
+	if id == ARGV[4] then found = true end
+end
+if n == 0 then return {0, 0, 0} end
+if not found then
+	ids = ids .. ' ' .. ARGV[4]
+	n = n + 1
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[2], 'GT')
 local at = redis.call('PEXPIRETIME', KEYS[1])
 if at > 0 then
-	redis.call('SET', KEYS[2], string.format('%d', n) .. ' ' .. f, 'PXAT', at)
+	redis.call('SET', KEYS[2], f .. ' ' .. ids, 'PXAT', at)
 else
-	redis.call('SET', KEYS[2], string.format('%d', n) .. ' ' .. f)
+	redis.call('SET', KEYS[2], f .. ' ' .. ids)
 end
 return {1, n, tonumber(f)}`)
-	// releaseReentrantScript: KEYS key, hold key; ARGV value. It replies
-	// {ok, holds left}.
+	// releaseReentrantScript: KEYS key, hold key; ARGV value, hold ID. It
+	// replies {ok, holds left}; ok is 0 when the hold is not there.
 	releaseReentrantScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 0} end
 local h = redis.call('GET', KEYS[2])
-local n, f
-if h then n, f = string.match(h, '^(%d+) (%-?%d+)$') end
-if n and tonumber(n) > 1 then
-	n = tonumber(n) - 1
-	redis.call('SET', KEYS[2], string.format('%d', n) .. ' ' .. f, 'KEEPTTL')
-	return {1, n}
+if not h then return {0, 0} end
+local f, ids = string.match(h, '^(%-?%d+) (.*)$')
+if not f then return {0, 0} end
+local left, found = {}, false
+for id in string.gmatch(ids, '%S+') do
+	if id == ARGV[2] and not found then found = true else left[#left + 1] = id end
+end
+if not found then return {0, 0} end
+if #left > 0 then
+	redis.call('SET', KEYS[2], f .. ' ' .. table.concat(left, ' '), 'KEEPTTL')
+	return {1, #left}
 end
 redis.call('DEL', KEYS[1], KEYS[2])
 return {1, 0}`)
@@ -66,21 +82,26 @@ end
 return 1`)
 )
 
-// AcquireReentrant takes key for value with ttl and one hold if key is
-// absent; if key holds value and has a hold count, it adds a hold and makes
-// the TTL at least ttl. It returns the first hold's fencing token (0 with
-// NoFencing) and the hold count after the call, in one script. Errors:
-// ErrInvalidTTL or an *OpError.
-func (b *Backend) AcquireReentrant(ctx context.Context, key, value string, ttl time.Duration) (fence int64, holds int, ok bool, err error) {
+// AcquireReentrant takes key for value with ttl and the one hold hold if
+// key is absent; if key holds value and has holds, it adds hold (unless it
+// is there already) and makes the TTL at least ttl. It returns the lease's
+// first fencing token (0 with NoFencing) and the number of holds after the
+// call, in one script. Errors: ErrInvalidTTL, one matching
+// lockapi.ErrInvalidOption for an empty hold or one with a space (nothing
+// is sent), or an *OpError.
+func (b *Backend) AcquireReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (fence int64, holds int, ok bool, err error) {
 	ms, err := ttlMillis(ttl)
 	if err != nil {
+		return 0, 0, false, err
+	}
+	if err := checkHold(hold); err != nil {
 		return 0, 0, false, err
 	}
 	fencing := "1"
 	if b.noFence {
 		fencing = "0"
 	}
-	res, err := acquireReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key), FenceKey(key)}, value, ms, fencing).Int64Slice()
+	res, err := acquireReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key), FenceKey(key)}, value, ms, fencing, hold).Int64Slice()
 	if err != nil || len(res) != 3 {
 		return 0, 0, false, opError("acquire", key, err, res)
 	}
@@ -90,15 +111,27 @@ func (b *Backend) AcquireReentrant(ctx context.Context, key, value string, ttl t
 	return res[2], int(res[1]), true, nil
 }
 
-// ReleaseReentrant removes one hold if key holds value, deleting the key
-// and its hold key with the last one; holds is the count left. Errors: an
-// *OpError.
-func (b *Backend) ReleaseReentrant(ctx context.Context, key, value string) (holds int, ok bool, err error) {
-	res, err := releaseReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key)}, value).Int64Slice()
+// ReleaseReentrant removes hold if key holds value and hold is one of its
+// holds, deleting the key and its hold key with the last one; holds is the
+// number left. Errors: one matching lockapi.ErrInvalidOption for an empty
+// hold or one with a space (nothing is sent), or an *OpError.
+func (b *Backend) ReleaseReentrant(ctx context.Context, key, value, hold string) (holds int, ok bool, err error) {
+	if err := checkHold(hold); err != nil {
+		return 0, false, err
+	}
+	res, err := releaseReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key)}, value, hold).Int64Slice()
 	if err != nil || len(res) != 2 {
 		return 0, false, opError("release", key, err, res)
 	}
 	return int(res[1]), res[0] == 1, nil
+}
+
+// checkHold rejects a hold ID that the hold key's format cannot carry.
+func checkHold(hold string) error {
+	if !lockkeys.ValidHold(hold) {
+		return fmt.Errorf("%w: hold ID %q is empty or contains a space", lockapi.ErrInvalidOption, hold)
+	}
+	return nil
 }
 
 // RefreshReentrant makes key's TTL at least ttl (never shorter) if key

@@ -27,7 +27,7 @@
 // refresh is one engine section (engine.Update) over the keys involved,
 // with one frozen time, so it is atomic against every other engine call;
 // the keys are those of the Redis backend's layout (slot keys, a writer, a
-// waiting writer's mark, one key per reader, hold counts), so the leases of
+// waiting writer's mark, one key per reader, reentrant holds), so the leases of
 // an engine served by nxkv-server are the same whether taken in process or
 // over the Redis protocol.
 //
@@ -42,8 +42,8 @@
 //     between (after a few such races it locks every shard).
 //   - A multi-key lock takes its keys with SetNXPXFenced inside one
 //     section: its fences are ordered with the same keys' single locks'.
-//   - A reentrant lock keeps its owner's hold count (and first fence) in a
-//     key beside the lock key, with the same deadline.
+//   - A reentrant lock keeps its owner's holds, by ID, (and the lease's
+//     first fence) in a key beside the lock key, with the same deadline.
 //
 // Waiters watch the keys in their way (every slot below their limit, the
 // writer, the waiting mark or a live reader, a held key), so they wake on a
@@ -54,7 +54,7 @@
 // # Inspection
 //
 // Inspect, InspectSemaphore and InspectRW report a lock's holders (value
-// and remaining TTL), a reentrant lock's hold count, and the number of
+// and remaining TTL), the number of a reentrant lock's holds, and the number of
 // Obtain calls waiting for it through this Backend (Clients count their
 // waiters here, through lockapi.WaitTracker): a debugging aid, reading keys
 // one at a time rather than as a snapshot.

@@ -72,7 +72,8 @@ type Holder struct {
 type Info struct {
 	// Holders are the leases held, in key (slot) order; empty when free.
 	Holders []Holder
-	// Holds is, for a reentrant lock, its owner's hold count; else 0.
+	// Holds is, for a reentrant lock, the number of its owner's holds;
+	// else 0.
 	Holds int
 	// Waiters is the number of Obtain calls waiting, through this Backend,
 	// for the lock (for a key: single and multi-key locks).
@@ -87,15 +88,15 @@ func (b *Backend) holder(key string) (Holder, bool) {
 
 // Inspect reports who holds lock key, for how long, and how many Obtain
 // calls through this Backend wait for it. It is a debugging aid, safe for
-// concurrent use; it reads the key and its hold count one after the other,
+// concurrent use; it reads the key and its holds one after the other,
 // not as one snapshot.
 func (b *Backend) Inspect(key string) Info {
 	var info Info
 	if h, ok := b.holder(key); ok {
 		info.Holders = []Holder{h}
 		if hv, ok := b.e.Get(lockkeys.Hold(key)); ok {
-			if n, _, valid := parseHolds(hv); valid {
-				info.Holds = int(n)
+			if _, ids, valid := parseHolds(hv); valid {
+				info.Holds = len(ids)
 			}
 		}
 	}

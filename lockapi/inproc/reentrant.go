@@ -2,42 +2,63 @@ package inproc
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/internal/lockkeys"
+	"github.com/nxkv/nxkv/lockapi"
 )
 
 // A reentrant lock is its key, holding the owner's value, and a hold key
-// (lockkeys.Hold) with the same deadline holding "<holds> <fence>": the
-// number of holds and the first hold's fencing token.
+// (lockkeys.Hold) with the same deadline holding "<fence> <id> <id>...":
+// the lease's first fencing token and the IDs of the owner's holds, in the
+// order they were taken.
 
-func formatHolds(holds, fence int64) string {
-	return strconv.FormatInt(holds, 10) + " " + strconv.FormatInt(fence, 10)
-}
-
-// parseHolds reads a hold key's value; ok is false if it is malformed.
-func parseHolds(s string) (holds, fence int64, ok bool) {
-	a, f, found := strings.Cut(s, " ")
-	if !found {
-		return 0, 0, false
+// parseHolds reads a hold key's value; ok is false if it is malformed or
+// names no hold.
+func parseHolds(s string) (fence int64, ids []string, ok bool) {
+	f, rest, found := strings.Cut(s, " ")
+	if !found || rest == "" {
+		return 0, nil, false
 	}
-	h, err1 := strconv.ParseInt(a, 10, 64)
-	fe, err2 := strconv.ParseInt(f, 10, 64)
-	return h, fe, err1 == nil && err2 == nil && h > 0
+	fe, err := strconv.ParseInt(f, 10, 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	ids = strings.Fields(rest)
+	return fe, ids, len(ids) > 0
 }
 
-// AcquireReentrant takes key for value with ttl and one hold if key is
-// absent; if key holds value and has a hold count, it adds a hold and makes
-// the TTL at least ttl. It returns the first hold's fencing token (0 with
-// NoFencing) and the hold count after the call. One engine section over the
-// key and its hold key. It returns engine.ErrInvalidTTL for a ttl <= 0 or a
-// deadline out of range.
-func (b *Backend) AcquireReentrant(_ context.Context, key, value string, ttl time.Duration) (fence int64, holds int, ok bool, err error) {
+func formatHolds(fence int64, ids []string) string {
+	return strconv.FormatInt(fence, 10) + " " + strings.Join(ids, " ")
+}
+
+// checkHold rejects a hold ID that the hold key's format cannot carry.
+func checkHold(hold string) error {
+	if !lockkeys.ValidHold(hold) {
+		return fmt.Errorf("%w: hold ID %q is empty or contains a space", lockapi.ErrInvalidOption, hold)
+	}
+	return nil
+}
+
+// AcquireReentrant takes key for value with ttl and the one hold hold if
+// key is absent; if key holds value and has holds, it adds hold (unless it
+// is there already) and makes the TTL at least ttl. It returns the lease's
+// first fencing token (0 with NoFencing) and the number of holds after the
+// call. One engine section over the key and its hold key. It returns
+// engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range, and an
+// error matching lockapi.ErrInvalidOption for an empty hold or one with a
+// space, changing nothing.
+func (b *Backend) AcquireReentrant(_ context.Context, key, value, hold string, ttl time.Duration) (fence int64, holds int, ok bool, err error) {
 	if ttl <= 0 {
 		return 0, 0, false, engine.ErrInvalidTTL
+	}
+	if err := checkHold(hold); err != nil {
+		return 0, 0, false, err
 	}
 	hk := lockkeys.Hold(key)
 	b.e.Update([]string{key, hk}, func(tx *engine.Tx) {
@@ -51,7 +72,7 @@ func (b *Backend) AcquireReentrant(_ context.Context, key, value string, ttl tim
 			if err != nil {
 				return
 			}
-			tx.SetWith(hk, formatHolds(1, fence), engine.SetArgs{TTL: ttl})
+			tx.SetWith(hk, formatHolds(fence, []string{hold}), engine.SetArgs{TTL: ttl})
 			holds, ok = 1, true
 			return
 		}
@@ -59,39 +80,56 @@ func (b *Backend) AcquireReentrant(_ context.Context, key, value string, ttl tim
 			return
 		}
 		h, hv := tx.Get(hk)
-		n, f, valid := parseHolds(h)
+		f, ids, valid := parseHolds(h)
 		if !hv || !valid {
 			return // held, but not reentrantly
 		}
 		if _, err = tx.PExpireCond(key, ttl, engine.ExpireGT); err != nil {
 			return
 		}
-		b.setHolds(tx, key, hk, n+1, f)
-		fence, holds, ok = f, int(n+1), true
+		if !slices.Contains(ids, hold) {
+			ids = append(ids, hold)
+		}
+		b.setHolds(tx, key, hk, f, ids)
+		fence, holds, ok = f, len(ids), true
 	})
 	return fence, holds, ok, err
 }
 
-// setHolds stores the hold count n (fence f) with key's deadline.
-func (b *Backend) setHolds(tx *engine.Tx, key, hk string, n, f int64) {
+// setHolds stores the holds (fence f, IDs ids) with key's deadline.
+func (b *Backend) setHolds(tx *engine.Tx, key, hk string, f int64, ids []string) {
 	at, _ := tx.ExpireTime(key)
-	tx.SetWith(hk, formatHolds(n, f), engine.SetArgs{At: at})
+	tx.SetWith(hk, formatHolds(f, ids), engine.SetArgs{At: at})
 }
 
-// ReleaseReentrant removes one hold if key holds value, deleting the key
-// (and its hold key) with the last one; holds is the count left. A key
-// holding value without a hold count is deleted.
-func (b *Backend) ReleaseReentrant(_ context.Context, key, value string) (holds int, ok bool, err error) {
+// ReleaseReentrant removes hold if key holds value and hold is one of its
+// holds, deleting the key (and its hold key) with the last one; holds is
+// the number left. It returns an error matching lockapi.ErrInvalidOption for an empty hold or one with
+// a space.
+func (b *Backend) ReleaseReentrant(_ context.Context, key, value, hold string) (holds int, ok bool, err error) {
+	if err := checkHold(hold); err != nil {
+		return 0, false, err
+	}
 	hk := lockkeys.Hold(key)
 	b.e.Update([]string{key, hk}, func(tx *engine.Tx) {
 		if v, held := tx.Get(key); !held || v != value {
 			return
 		}
+		h, hv := tx.Get(hk)
+		f, ids, valid := parseHolds(h)
+		if !hv || !valid {
+			// Not a reentrant lease: the owner took the key again without
+			// Reentrant after this hold's lease ended.
+			return
+		}
+		i := slices.Index(ids, hold)
+		if i < 0 {
+			return // released already, or a hold of an earlier lease
+		}
 		ok = true
-		h, _ := tx.Get(hk)
-		if n, f, valid := parseHolds(h); valid && n > 1 {
-			tx.SetWith(hk, formatHolds(n-1, f), engine.SetArgs{KeepTTL: true})
-			holds = int(n - 1)
+		if ids = slices.Delete(ids, i, i+1); len(ids) > 0 {
+			tx.SetWith(hk, formatHolds(f, ids), engine.SetArgs{KeepTTL: true})
+			holds = len(ids)
 			return
 		}
 		tx.Del(key, hk)
@@ -115,8 +153,8 @@ func (b *Backend) RefreshReentrant(_ context.Context, key, value string, ttl tim
 			return
 		}
 		if h, hv := tx.Get(hk); hv {
-			if n, f, valid := parseHolds(h); valid {
-				b.setHolds(tx, key, hk, n, f)
+			if f, ids, valid := parseHolds(h); valid {
+				b.setHolds(tx, key, hk, f, ids)
 			}
 		}
 		ok = true

@@ -70,6 +70,7 @@ var cases = []testCase{
 	{"MultiAtomic", testMultiAtomic},
 	{"Reentrant", testReentrant},
 	{"ReentrantTTL", testReentrantTTL},
+	{"ReentrantHolds", testReentrantHolds},
 	{"PrimitiveInput", testPrimitiveInput},
 	{"PrimitiveErrors", testPrimitiveErrors},
 	{"Unsupported", testUnsupported},

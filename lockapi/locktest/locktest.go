@@ -23,7 +23,8 @@
 // writer giving up or crashing, and the absence of upgrade; multi-key
 // locks all or nothing (including a porcupine check of concurrent
 // histories), released, refreshed and lost together, without deadlock;
-// reentrant hold counts; and the input and error contracts of each. A
+// reentrant holds, named so that a release removes only its own; and the
+// input and error contracts of each. A
 // backend without a primitive must refuse it with errors.ErrUnsupported.
 // Bench measures every kind's acquire and release, for backends'
 // benchmarks.

@@ -75,6 +75,7 @@ func TestPlanted(t *testing.T) {
 		{"multi-refresh-some", []string{"MultiPartialLoss"}},
 		{"reentrant-first-release-frees", []string{"Reentrant"}},
 		{"reentrant-refresh-shortens", []string{"ReentrantTTL"}},
+		{"reentrant-holds-counted", []string{"ReentrantHolds"}},
 	} {
 		t.Run(tc.flaw, func(t *testing.T) {
 			t.Parallel()

@@ -271,6 +271,62 @@ func testReentrant(t *testing.T, s *suite) {
 	s.release(p)
 }
 
+// testReentrantHolds: a reentrant lock's holds are named, at the backend:
+// adding a hold twice adds it once and releasing it twice removes it once
+// (so a call retried after a lost reply is harmless), a release never
+// removes another hold, and a hold of an earlier lease of the key releases
+// nothing of a later one. A hold ID the layout cannot carry is refused,
+// changing nothing.
+func testReentrantHolds(t *testing.T, s *suite) {
+	s.reentrant()
+	rb := s.env.Backend.(lockapi.ReentrantBackend)
+	ctx := context.Background()
+	key, v := s.key(), "owner-token"
+	add := func(hold string, want int) {
+		t.Helper()
+		if _, holds, ok, err := rb.AcquireReentrant(ctx, key, v, hold, ttl); err != nil || !ok || holds != want {
+			t.Fatalf("AcquireReentrant(%q) = %d holds, %v, %v, want %d holds, true, nil", hold, holds, ok, err, want)
+		}
+	}
+	del := func(hold string, wantOK bool, want int) {
+		t.Helper()
+		if holds, ok, err := rb.ReleaseReentrant(ctx, key, v, hold); err != nil || ok != wantOK || holds != want {
+			t.Fatalf("ReleaseReentrant(%q) = %d holds, %v, %v, want %d holds, %v, nil", hold, holds, ok, err, want, wantOK)
+		}
+	}
+	held := func(want bool) {
+		t.Helper()
+		if _, ok, err := rb.PTTL(ctx, key, v); err != nil || ok != want {
+			t.Fatalf("PTTL held = %v, %v, want %v, nil", ok, err, want)
+		}
+	}
+	add("a", 1)
+	add("b", 2)
+	add("b", 2) // a retried call
+	del("a", true, 1)
+	del("a", false, 0) // a retried call: b stays
+	held(true)
+	for _, bad := range []string{"", "c d", "c\td"} {
+		if _, _, _, err := rb.AcquireReentrant(ctx, key, v, bad, ttl); err == nil {
+			t.Fatalf("AcquireReentrant(%q) = nil error, want one", bad)
+		}
+		if _, _, err := rb.ReleaseReentrant(ctx, key, v, bad); err == nil {
+			t.Fatalf("ReleaseReentrant(%q) = nil error, want one", bad)
+		}
+	}
+	add("b", 1) // nothing changed
+	del("b", true, 0)
+	held(false)
+
+	add("old", 1)
+	s.env.Advance(ttl + 10*time.Millisecond) // that lease expires
+	add("new", 1)
+	del("old", false, 0)
+	held(true)
+	del("new", true, 0)
+	held(false)
+}
+
 // testReentrantTTL: a hold's Refresh never shortens the lock (the other
 // holds count on it); the holds share the lock's expiry and its loss.
 func testReentrantTTL(t *testing.T, s *suite) {

@@ -3,12 +3,15 @@ package locktest_test
 import (
 	"context"
 	"runtime"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
 	"github.com/nxkv/nxkv/engine"
+	"github.com/nxkv/nxkv/internal/lockkeys"
 	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/inproc"
 	"github.com/nxkv/nxkv/lockapi/locktest"
@@ -18,7 +21,44 @@ import (
 // for TestPlanted: the suite must fail on each.
 type flawed struct {
 	*inproc.Backend
-	flaw string
+	flaw    string
+	counted *countedHolds // for "reentrant-holds-counted"
+}
+
+// countedHolds makes reentrant holds anonymous, as a backend that counts
+// holds instead of naming them: each hold gets a fresh ID, and a release
+// removes the newest hold of the key, whichever hold it names.
+type countedHolds struct {
+	mu  sync.Mutex
+	n   int
+	ids map[string][]string // key -> the IDs of its holds, oldest first
+}
+
+func (c *countedHolds) add(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	id := "h" + strconv.Itoa(c.n)
+	c.ids[key] = append(c.ids[key], id)
+	return id
+}
+
+func (c *countedHolds) newest(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := c.ids[key]
+	if len(ids) == 0 {
+		return "none"
+	}
+	c.ids[key] = ids[:len(ids)-1]
+	return ids[len(ids)-1]
+}
+
+func (f flawed) AcquireReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (int64, int, bool, error) {
+	if f.flaw == "reentrant-holds-counted" && lockkeys.ValidHold(hold) {
+		hold = f.counted.add(key)
+	}
+	return f.Backend.AcquireReentrant(ctx, key, value, hold, ttl)
 }
 
 func (f flawed) AcquireSlot(ctx context.Context, name string, limit int, value string, ttl time.Duration) (string, int64, bool, error) {
@@ -102,12 +142,15 @@ func (f flawed) RefreshAll(ctx context.Context, keys []string, value string, ttl
 	return all, nil
 }
 
-func (f flawed) ReleaseReentrant(ctx context.Context, key, value string) (int, bool, error) {
+func (f flawed) ReleaseReentrant(ctx context.Context, key, value, hold string) (int, bool, error) {
+	if f.flaw == "reentrant-holds-counted" && lockkeys.ValidHold(hold) {
+		hold = f.counted.newest(key)
+	}
 	if f.flaw == "reentrant-first-release-frees" {
 		ok, err := f.Backend.Release(ctx, key, value)
 		return 0, ok, err
 	}
-	return f.Backend.ReleaseReentrant(ctx, key, value)
+	return f.Backend.ReleaseReentrant(ctx, key, value, hold)
 }
 
 func (f flawed) RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
@@ -133,7 +176,7 @@ func flawedEnv(flaw string) func(t *testing.T) locktest.Env {
 		e := engine.New(engine.Options{Clock: c})
 		t.Cleanup(func() { e.Close() })
 		return locktest.Env{
-			Backend: flawed{inproc.New(e, inproc.Options{}), flaw},
+			Backend: flawed{inproc.New(e, inproc.Options{}), flaw, &countedHolds{ids: map[string][]string{}}},
 			Clock:   c,
 			Advance: func(d time.Duration) { c.Add(d); e.Reap() },
 			Fencing: true,

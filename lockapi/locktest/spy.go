@@ -209,18 +209,18 @@ func (s *spy) PTTLAll(ctx context.Context, keys []string, value string) (time.Du
 	return time.Duration(r.fence), r.ok, err
 }
 
-func (s *spy) AcquireReentrant(ctx context.Context, key, value string, ttl time.Duration) (int64, int, bool, error) {
+func (s *spy) AcquireReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (int64, int, bool, error) {
 	defer signal(s.attempts)
 	r, err := spied(s, func() (lease, error) {
-		f, h, ok, err := s.Backend.(lockapi.ReentrantBackend).AcquireReentrant(ctx, key, value, ttl)
+		f, h, ok, err := s.Backend.(lockapi.ReentrantBackend).AcquireReentrant(ctx, key, value, hold, ttl)
 		return lease{fence: f, ok: ok, holds: h}, err
 	})
 	return r.fence, r.holds, r.ok, err
 }
 
-func (s *spy) ReleaseReentrant(ctx context.Context, key, value string) (int, bool, error) {
+func (s *spy) ReleaseReentrant(ctx context.Context, key, value, hold string) (int, bool, error) {
 	r, err := spied(s, func() (lease, error) {
-		h, ok, err := s.Backend.(lockapi.ReentrantBackend).ReleaseReentrant(ctx, key, value)
+		h, ok, err := s.Backend.(lockapi.ReentrantBackend).ReleaseReentrant(ctx, key, value, hold)
 		return lease{holds: h, ok: ok}, err
 	})
 	return r.holds, r.ok, err

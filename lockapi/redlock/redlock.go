@@ -77,9 +77,9 @@
 //
 // Read-write and multi-key locks only ever exclude pairs of holders, which
 // majority intersection would cover under the timing assumptions below;
-// but their waiting writer's mark and a reentrant lock's hold count would
+// but their waiting writer's mark and a reentrant lock's holds would
 // live on each node separately, and nodes that disagree on them would
-// break writer preference and hold counting without a way to notice. Use a
+// break writer preference and reentrancy without a way to notice. Use a
 // single backend (lockapi/goredis, lockapi/inproc) for these primitives.
 //
 // # Nodes over Redis
