@@ -417,6 +417,47 @@ func BenchmarkParallelLockCycle(b *testing.B) {
 	})
 }
 
+// BenchmarkParallelSetOwnShards is BenchmarkParallelSet with each
+// goroutine's keys chosen from shards of its own (even shards for one, odd
+// for the other) in one shared engine: the keys still share the engine, but
+// no shard's lock word or entries are written by both cores. Set that
+// scales here and not in BenchmarkParallelSet is the measure of what the
+// shards' cache lines moving between cores cost.
+func BenchmarkParallelSetOwnShards(b *testing.B) {
+	for _, g := range []int{1, 2} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			e := New(Options{})
+			b.Cleanup(func() { e.Close() })
+			keys := make([][]string, g)
+			for i, full := 0, 0; full < g; i++ {
+				k := "key:" + strconv.Itoa(100000+i)
+				_, si := e.m.Shard(e.m.Hash(k))
+				if w := si % 2; w < g && len(keys[w]) < hotKeys {
+					keys[w] = append(keys[w], k)
+					e.Set(k, "v")
+					if len(keys[w]) == hotKeys {
+						full++
+					}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := b.N / g
+			for _, mine := range keys {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < per; i++ {
+						e.Set(mine[i&(hotKeys-1)], "w")
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
 // BenchmarkParallelPrivateSetNX gives each goroutine an engine of its own:
 // nothing is shared, so its speed-up is the most this machine gives this
 // workload, the ceiling for the shared-engine figures above.

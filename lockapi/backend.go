@@ -122,8 +122,12 @@ type ReentrantBackend interface {
 	// or hold is not one of its holds.
 	ReleaseReentrant(ctx context.Context, key, value, hold string) (holds int, ok bool, err error)
 	// RefreshReentrant makes key's TTL at least ttl, never shorter (other
-	// holds count on it), if key holds value.
-	RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (ok bool, err error)
+	// holds count on it), if key holds value and hold is one of its holds;
+	// ok is false, and nothing changes, otherwise.
+	RefreshReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (ok bool, err error)
+	// PTTLReentrant is PTTL for the hold hold: ok is false unless key holds
+	// value and hold is one of its holds.
+	PTTLReentrant(ctx context.Context, key, value, hold string) (ttl time.Duration, ok bool, err error)
 }
 
 // WaitTracker is implemented by backends that count blocked Obtain calls,

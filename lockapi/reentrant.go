@@ -46,9 +46,9 @@ func (r *reentrantLease) release(ctx context.Context, l *Lock) (bool, error) {
 }
 
 func (r *reentrantLease) refresh(ctx context.Context, l *Lock, ttl time.Duration) (bool, error) {
-	return r.rb.RefreshReentrant(ctx, l.key, l.value, ttl)
+	return r.rb.RefreshReentrant(ctx, l.key, l.value, r.hold, ttl)
 }
 
 func (r *reentrantLease) pttl(ctx context.Context, l *Lock) (time.Duration, bool, error) {
-	return r.rb.PTTL(ctx, l.key, l.value)
+	return r.rb.PTTLReentrant(ctx, l.key, l.value, r.hold)
 }

@@ -50,9 +50,15 @@ func Fence(key string) string { return Tagged(FencePrefix, key, "") }
 func Hold(key string) string { return Tagged(HoldPrefix, key, "") }
 
 // ValidHold reports whether id can name a hold in a hold key: it is not
-// empty and has no ASCII whitespace (the IDs are separated by spaces).
+// empty and is printable ASCII without spaces (bytes '!' to '~'), so that
+// every backend splits a hold key into the same IDs.
 func ValidHold(id string) bool {
-	return id != "" && !strings.ContainsAny(id, " \t\n\r\v\f")
+	for i := 0; i < len(id); i++ {
+		if id[i] < '!' || id[i] > '~' {
+			return false
+		}
+	}
+	return id != ""
 }
 
 // Semaphore is the layout of one semaphore's keys.

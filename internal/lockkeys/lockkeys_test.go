@@ -70,3 +70,23 @@ func TestSlotTags(t *testing.T) {
 		}
 	}
 }
+
+func TestValidHold(t *testing.T) {
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{
+		{"a", true},
+		{"AbZ09-_~!", true},
+		{"", false},
+		{"a b", false},
+		{"a\tb", false},
+		{"a\u00a0b", false}, // a space to Go's unicode.IsSpace, not to Lua's %s
+		{"a\x7fb", false},
+		{"é", false},
+	} {
+		if got := lockkeys.ValidHold(tc.id); got != tc.want {
+			t.Errorf("ValidHold(%q) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}

@@ -90,7 +90,7 @@ type Options struct {
 // resemble: every acquisition (AcquireSlot, AcquireRead, AcquireWrite,
 // AcquireAll, AcquireReentrant) by Acquire's, ReleaseAll, ReleaseReentrant
 // and Abandon by Release's, RefreshAll and RefreshReentrant by Refresh's,
-// PTTLAll by PTTL's; a primitive the wrapped backend lacks fails, without
+// PTTLAll and PTTLReentrant by PTTL's; a primitive the wrapped backend lacks fails, without
 // being counted, with an error matching errors.ErrUnsupported. It is safe
 // for concurrent use.
 type Backend struct {

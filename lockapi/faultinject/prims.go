@@ -185,10 +185,23 @@ func (b *Backend) ReleaseReentrant(ctx context.Context, key, value, hold string)
 
 // RefreshReentrant calls the wrapped RefreshReentrant, subject to the
 // Refresh fault.
-func (b *Backend) RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+func (b *Backend) RefreshReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (bool, error) {
 	rb, err := inner[lockapi.ReentrantBackend](b, "reentrant locks")
 	if err != nil {
 		return false, err
 	}
-	return faulted(ctx, b, Refresh, func() (bool, error) { return rb.RefreshReentrant(ctx, key, value, ttl) })
+	return faulted(ctx, b, Refresh, func() (bool, error) { return rb.RefreshReentrant(ctx, key, value, hold, ttl) })
+}
+
+// PTTLReentrant calls the wrapped PTTLReentrant, subject to the PTTL fault.
+func (b *Backend) PTTLReentrant(ctx context.Context, key, value, hold string) (time.Duration, bool, error) {
+	rb, err := inner[lockapi.ReentrantBackend](b, "reentrant locks")
+	if err != nil {
+		return 0, false, err
+	}
+	r, err := faulted(ctx, b, PTTL, func() (acquired, error) {
+		d, ok, err := rb.PTTLReentrant(ctx, key, value, hold)
+		return acquired{fence: int64(d), ok: ok}, err
+	})
+	return time.Duration(r.fence), r.ok, err
 }

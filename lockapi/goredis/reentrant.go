@@ -11,6 +11,21 @@ import (
 	"github.com/nxkv/nxkv/lockapi"
 )
 
+// holdOf is a Lua function for the scripts below: whether key holds value
+// and hold is one of the holds in hold key hk.
+const holdOf = `
+local function holdOf(key, hk, value, hold)
+	if redis.call('GET', key) ~= value then return false end
+	local h = redis.call('GET', hk)
+	if not h then return false end
+	local f, ids = string.match(h, '^(%-?%d+) (.*)$')
+	if not f then return false end
+	for id in string.gmatch(ids, '%S+') do
+		if id == hold then return true end
+	end
+	return false
+end`
+
 // A reentrant lock is its key, holding the owner's value, and a hold key
 // (lockkeys.Hold, in the key's hash slot) with the same deadline holding
 // "<fence> <id> <id>...": the lease's first fencing token and the IDs of the
@@ -71,15 +86,19 @@ end
 redis.call('DEL', KEYS[1], KEYS[2])
 return {1, 0}`)
 	// refreshReentrantScript: KEYS key, hold key; ARGV value, PX
-	// milliseconds. It never shortens the TTL.
-	refreshReentrantScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+	// milliseconds, hold ID. It never shortens the TTL; it replies 0 when
+	// the hold is not there.
+	refreshReentrantScript = redis.NewScript(holdOf + `
+if not holdOf(KEYS[1], KEYS[2], ARGV[1], ARGV[3]) then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2], 'GT')
-if redis.call('EXISTS', KEYS[2]) == 1 then
-	local at = redis.call('PEXPIRETIME', KEYS[1])
-	if at > 0 then redis.call('PEXPIREAT', KEYS[2], at) end
-end
+local at = redis.call('PEXPIRETIME', KEYS[1])
+if at > 0 then redis.call('PEXPIREAT', KEYS[2], at) end
 return 1`)
+	// pttlReentrantScript: KEYS key, hold key; ARGV value, hold ID. It
+	// replies the key's PTTL, or -3 when the hold is not there.
+	pttlReentrantScript = redis.NewScript(holdOf + `
+if not holdOf(KEYS[1], KEYS[2], ARGV[1], ARGV[2]) then return -3 end
+return redis.call('PTTL', KEYS[1])`)
 )
 
 // AcquireReentrant takes key for value with ttl and the one hold hold if
@@ -87,8 +106,7 @@ return 1`)
 // is there already) and makes the TTL at least ttl. It returns the lease's
 // first fencing token (0 with NoFencing) and the number of holds after the
 // call, in one script. Errors: ErrInvalidTTL, one matching
-// lockapi.ErrInvalidOption for an empty hold or one with a space (nothing
-// is sent), or an *OpError.
+// lockapi.ErrInvalidOption for an invalid hold (nothing is sent), or an *OpError.
 func (b *Backend) AcquireReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (fence int64, holds int, ok bool, err error) {
 	ms, err := ttlMillis(ttl)
 	if err != nil {
@@ -113,8 +131,8 @@ func (b *Backend) AcquireReentrant(ctx context.Context, key, value, hold string,
 
 // ReleaseReentrant removes hold if key holds value and hold is one of its
 // holds, deleting the key and its hold key with the last one; holds is the
-// number left. Errors: one matching lockapi.ErrInvalidOption for an empty
-// hold or one with a space (nothing is sent), or an *OpError.
+// number left. Errors: one matching lockapi.ErrInvalidOption for an invalid
+// hold (nothing is sent), or an *OpError.
 func (b *Backend) ReleaseReentrant(ctx context.Context, key, value, hold string) (holds int, ok bool, err error) {
 	if err := checkHold(hold); err != nil {
 		return 0, false, err
@@ -129,21 +147,47 @@ func (b *Backend) ReleaseReentrant(ctx context.Context, key, value, hold string)
 // checkHold rejects a hold ID that the hold key's format cannot carry.
 func checkHold(hold string) error {
 	if !lockkeys.ValidHold(hold) {
-		return fmt.Errorf("%w: hold ID %q is empty or contains a space", lockapi.ErrInvalidOption, hold)
+		return fmt.Errorf("%w: hold ID %q is empty or not printable ASCII without spaces", lockapi.ErrInvalidOption, hold)
 	}
 	return nil
 }
 
 // RefreshReentrant makes key's TTL at least ttl (never shorter) if key
-// holds value. Errors: ErrInvalidTTL or an *OpError.
-func (b *Backend) RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+// holds value and hold is one of its holds, in one script. Errors:
+// ErrInvalidTTL, one matching lockapi.ErrInvalidOption for an invalid hold
+// (nothing is sent), or an *OpError.
+func (b *Backend) RefreshReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (bool, error) {
 	ms, err := ttlMillis(ttl)
 	if err != nil {
 		return false, err
 	}
-	n, err := refreshReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key)}, value, ms).Int64()
+	if err := checkHold(hold); err != nil {
+		return false, err
+	}
+	n, err := refreshReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key)}, value, ms, hold).Int64()
 	if err != nil {
 		return false, &OpError{Op: "refresh", Key: key, Err: err}
 	}
 	return n == 1, nil
+}
+
+// PTTLReentrant returns key's remaining TTL if key holds value and hold is
+// one of its holds, in one script. Errors: one matching
+// lockapi.ErrInvalidOption for an invalid hold (nothing is sent), or an
+// *OpError.
+func (b *Backend) PTTLReentrant(ctx context.Context, key, value, hold string) (time.Duration, bool, error) {
+	if err := checkHold(hold); err != nil {
+		return 0, false, err
+	}
+	n, err := pttlReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key)}, value, hold).Int64()
+	if err != nil {
+		return 0, false, &OpError{Op: "pttl", Key: key, Err: err}
+	}
+	switch {
+	case n == -3 || n == -2:
+		return 0, false, nil
+	case n == -1:
+		return -1, true, nil
+	}
+	return time.Duration(n) * time.Millisecond, true, nil
 }

@@ -26,12 +26,17 @@ func parseHolds(s string) (fence int64, ids []string, ok bool) {
 		return 0, nil, false
 	}
 	fe, err := strconv.ParseInt(f, 10, 64)
-	if err != nil {
+	if err != nil || f[0] == '+' {
 		return 0, nil, false
 	}
-	ids = strings.Fields(rest)
+	// Split as the Redis backend's scripts do (Lua's %S+: ASCII spaces).
+	ids = strings.FieldsFunc(rest, isLuaSpace)
 	return fe, ids, len(ids) > 0
 }
+
+// isLuaSpace reports whether c is a space to Lua's %s: ' ', \t, \n, \v,
+// \f or \r.
+func isLuaSpace(c rune) bool { return c == ' ' || c >= '\t' && c <= '\r' }
 
 func formatHolds(fence int64, ids []string) string {
 	return strconv.FormatInt(fence, 10) + " " + strings.Join(ids, " ")
@@ -40,7 +45,7 @@ func formatHolds(fence int64, ids []string) string {
 // checkHold rejects a hold ID that the hold key's format cannot carry.
 func checkHold(hold string) error {
 	if !lockkeys.ValidHold(hold) {
-		return fmt.Errorf("%w: hold ID %q is empty or contains a space", lockapi.ErrInvalidOption, hold)
+		return fmt.Errorf("%w: hold ID %q is empty or not printable ASCII without spaces", lockapi.ErrInvalidOption, hold)
 	}
 	return nil
 }
@@ -104,25 +109,15 @@ func (b *Backend) setHolds(tx *engine.Tx, key, hk string, f int64, ids []string)
 
 // ReleaseReentrant removes hold if key holds value and hold is one of its
 // holds, deleting the key (and its hold key) with the last one; holds is
-// the number left. It returns an error matching lockapi.ErrInvalidOption for an empty hold or one with
-// a space.
+// the number left. It returns an error matching lockapi.ErrInvalidOption
+// for an empty hold or one not printable ASCII without spaces.
 func (b *Backend) ReleaseReentrant(_ context.Context, key, value, hold string) (holds int, ok bool, err error) {
 	if err := checkHold(hold); err != nil {
 		return 0, false, err
 	}
 	hk := lockkeys.Hold(key)
 	b.e.Update([]string{key, hk}, func(tx *engine.Tx) {
-		if v, held := tx.Get(key); !held || v != value {
-			return
-		}
-		h, hv := tx.Get(hk)
-		f, ids, valid := parseHolds(h)
-		if !hv || !valid {
-			// Not a reentrant lease: the owner took the key again without
-			// Reentrant after this hold's lease ended.
-			return
-		}
-		i := slices.Index(ids, hold)
+		f, ids, i := heldBy(tx, key, hk, value, hold)
 		if i < 0 {
 			return // released already, or a hold of an earlier lease
 		}
@@ -137,27 +132,59 @@ func (b *Backend) ReleaseReentrant(_ context.Context, key, value, hold string) (
 	return holds, ok, nil
 }
 
+// heldBy returns key's holds and the index of hold among them, or i -1 if
+// key does not hold value, is not held reentrantly, or hold is not one of
+// its holds (it was released, or belongs to an earlier lease of the key).
+func heldBy(tx *engine.Tx, key, hk, value, hold string) (fence int64, ids []string, i int) {
+	if v, held := tx.Get(key); !held || v != value {
+		return 0, nil, -1
+	}
+	h, hv := tx.Get(hk)
+	f, ids, valid := parseHolds(h)
+	if !hv || !valid {
+		return 0, nil, -1
+	}
+	return f, ids, slices.Index(ids, hold)
+}
+
 // RefreshReentrant makes key's TTL at least ttl (never shorter: the other
-// holds count on it) if key holds value. It returns engine.ErrInvalidTTL
-// for a ttl <= 0.
-func (b *Backend) RefreshReentrant(_ context.Context, key, value string, ttl time.Duration) (ok bool, err error) {
+// holds count on it) if key holds value and hold is one of its holds. It
+// returns engine.ErrInvalidTTL for a ttl <= 0, and an error matching
+// lockapi.ErrInvalidOption for an empty hold or one not printable ASCII without spaces.
+func (b *Backend) RefreshReentrant(_ context.Context, key, value, hold string, ttl time.Duration) (ok bool, err error) {
 	if ttl <= 0 {
 		return false, engine.ErrInvalidTTL
 	}
+	if err := checkHold(hold); err != nil {
+		return false, err
+	}
 	hk := lockkeys.Hold(key)
 	b.e.Update([]string{key, hk}, func(tx *engine.Tx) {
-		if v, held := tx.Get(key); !held || v != value {
+		f, ids, i := heldBy(tx, key, hk, value, hold)
+		if i < 0 {
 			return
 		}
 		if _, err = tx.PExpireCond(key, ttl, engine.ExpireGT); err != nil {
 			return
 		}
-		if h, hv := tx.Get(hk); hv {
-			if f, ids, valid := parseHolds(h); valid {
-				b.setHolds(tx, key, hk, f, ids)
-			}
-		}
+		b.setHolds(tx, key, hk, f, ids)
 		ok = true
 	})
 	return ok, err
+}
+
+// PTTLReentrant returns key's remaining TTL if key holds value and hold is
+// one of its holds, in one engine section. It returns an error matching
+// lockapi.ErrInvalidOption for an empty hold or one not printable ASCII without spaces.
+func (b *Backend) PTTLReentrant(_ context.Context, key, value, hold string) (ttl time.Duration, ok bool, err error) {
+	if err := checkHold(hold); err != nil {
+		return 0, false, err
+	}
+	hk := lockkeys.Hold(key)
+	b.e.Update([]string{key, hk}, func(tx *engine.Tx) {
+		if _, _, i := heldBy(tx, key, hk, value, hold); i >= 0 {
+			ttl, ok = tx.PTTL(key)
+		}
+	})
+	return ttl, ok, nil
 }

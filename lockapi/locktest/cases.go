@@ -71,6 +71,7 @@ var cases = []testCase{
 	{"Reentrant", testReentrant},
 	{"ReentrantTTL", testReentrantTTL},
 	{"ReentrantHolds", testReentrantHolds},
+	{"ReentrantStaleHold", testReentrantStaleHold},
 	{"PrimitiveInput", testPrimitiveInput},
 	{"PrimitiveErrors", testPrimitiveErrors},
 	{"Unsupported", testUnsupported},

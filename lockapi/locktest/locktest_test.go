@@ -76,6 +76,7 @@ func TestPlanted(t *testing.T) {
 		{"reentrant-first-release-frees", []string{"Reentrant"}},
 		{"reentrant-refresh-shortens", []string{"ReentrantTTL"}},
 		{"reentrant-holds-counted", []string{"ReentrantHolds"}},
+		{"reentrant-stale-refresh", []string{"ReentrantStaleHold"}},
 	} {
 		t.Run(tc.flaw, func(t *testing.T) {
 			t.Parallel()

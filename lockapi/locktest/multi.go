@@ -306,7 +306,7 @@ func testReentrantHolds(t *testing.T, s *suite) {
 	del("a", true, 1)
 	del("a", false, 0) // a retried call: b stays
 	held(true)
-	for _, bad := range []string{"", "c d", "c\td"} {
+	for _, bad := range []string{"", "c d", "c\td", "c\u00a0d", "c\x7fd"} {
 		if _, _, _, err := rb.AcquireReentrant(ctx, key, v, bad, ttl); err == nil {
 			t.Fatalf("AcquireReentrant(%q) = nil error, want one", bad)
 		}
@@ -325,6 +325,37 @@ func testReentrantHolds(t *testing.T, s *suite) {
 	held(true)
 	del("new", true, 0)
 	held(false)
+}
+
+// testReentrantStaleHold: a hold whose lease expired is not held, even
+// once its owner holds the key again: its Refresh and TTL report
+// ErrNotHeld, and neither they nor its Release touch the owner's new hold.
+func testReentrantStaleHold(t *testing.T, s *suite) {
+	s.reentrant()
+	c := s.client()
+	ctx := context.Background()
+	// Two holds of one lease: each is asked one thing, so that each
+	// question reaches the backend (a Lock known lost answers itself).
+	old1 := s.obtain(c, s.key(), ttl, &lockapi.ObtainOptions{Reentrant: true})
+	old2 := s.obtain(c, s.key(), ttl, &lockapi.ObtainOptions{Reentrant: true, Token: old1.Token()})
+	s.env.Advance(ttl + 10*time.Millisecond)
+	l := s.obtain(c, s.key(), ttl, &lockapi.ObtainOptions{Reentrant: true, Token: old1.Token()})
+	if _, err := old1.TTL(ctx); !errors.Is(err, lockapi.ErrNotHeld) {
+		t.Errorf("TTL() of an expired hold after its owner took the key again = %v, want ErrNotHeld", err)
+	}
+	if err := old2.Refresh(ctx, 100*ttl); !errors.Is(err, lockapi.ErrNotHeld) {
+		t.Errorf("Refresh() of an expired hold after its owner took the key again = %v, want ErrNotHeld", err)
+	}
+	for _, old := range []*lockapi.Lock{old1, old2} {
+		if err := old.Release(ctx); !errors.Is(err, lockapi.ErrNotHeld) {
+			t.Errorf("Release() of an expired hold after its owner took the key again = %v, want ErrNotHeld", err)
+		}
+	}
+	if d := s.mustHold(l); d > ttl {
+		t.Errorf("the new hold's TTL() = %v, want at most its own %v", d, ttl)
+	}
+	s.release(l)
+	s.release(s.obtain(s.client(), s.key(), ttl, nil))
 }
 
 // testReentrantTTL: a hold's Refresh never shortens the lock (the other

@@ -153,11 +153,21 @@ func (f flawed) ReleaseReentrant(ctx context.Context, key, value, hold string) (
 	return f.Backend.ReleaseReentrant(ctx, key, value, hold)
 }
 
-func (f flawed) RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+func (f flawed) RefreshReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (bool, error) {
 	if f.flaw == "reentrant-refresh-shortens" {
 		return f.Backend.Refresh(ctx, key, value, ttl)
 	}
-	return f.Backend.RefreshReentrant(ctx, key, value, ttl)
+	ok, err := f.Backend.RefreshReentrant(ctx, key, value, hold, ttl)
+	if f.flaw == "reentrant-stale-refresh" && err == nil && !ok {
+		// Judge by the value alone, as if every hold of the owner were one:
+		// a hold of an earlier lease refreshes the later one.
+		d, held, _ := f.Backend.PTTL(ctx, key, value)
+		if held && d < ttl {
+			return f.Backend.Refresh(ctx, key, value, ttl)
+		}
+		return held, nil
+	}
+	return ok, err
 }
 
 var (

@@ -226,8 +226,16 @@ func (s *spy) ReleaseReentrant(ctx context.Context, key, value, hold string) (in
 	return r.holds, r.ok, err
 }
 
-func (s *spy) RefreshReentrant(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+func (s *spy) RefreshReentrant(ctx context.Context, key, value, hold string, ttl time.Duration) (bool, error) {
 	return spied(s, func() (bool, error) {
-		return s.Backend.(lockapi.ReentrantBackend).RefreshReentrant(ctx, key, value, ttl)
+		return s.Backend.(lockapi.ReentrantBackend).RefreshReentrant(ctx, key, value, hold, ttl)
 	})
+}
+
+func (s *spy) PTTLReentrant(ctx context.Context, key, value, hold string) (time.Duration, bool, error) {
+	r, err := spied(s, func() (lease, error) {
+		d, ok, err := s.Backend.(lockapi.ReentrantBackend).PTTLReentrant(ctx, key, value, hold)
+		return lease{fence: int64(d), ok: ok}, err
+	})
+	return time.Duration(r.fence), r.ok, err
 }
