@@ -47,14 +47,8 @@ func TestAttackReentrantReleaseRetry(t *testing.T) {
 	f := newFixture(t)
 	c := lockapi.New(f.fi, lockapi.Options{})
 	ctx := context.Background()
-	l1, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l2, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true, Token: l1.Token()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l1 := obtainReentrant(t, c, "")
+	l2 := obtainReentrant(t, c, l1.Token())
 	f.fi.Inject(faultinject.Release, faultinject.Fault{LostReply: true, Next: 1})
 	if err := l1.Release(ctx); err == nil {
 		t.Fatal("Release with a lost reply succeeded")
@@ -66,6 +60,17 @@ func TestAttackReentrantReleaseRetry(t *testing.T) {
 	l2.Release(ctx)
 }
 
+// obtainReentrant obtains "k" reentrantly for a minute, as the owner of
+// token ("" for a new owner).
+func obtainReentrant(t *testing.T, c *lockapi.Client, token string) *lockapi.Lock {
+	t.Helper()
+	l, err := c.Obtain(context.Background(), "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true, Token: token})
+	if err != nil {
+		t.Fatalf("reentrant Obtain = %v", err)
+	}
+	return l
+}
+
 // TestAttackReentrantObtainLostReply: a re-entry whose reply was lost
 // added a hold at the backend; Obtain undoes exactly that hold, so the
 // owner's own release frees the key, and the other hold is untouched.
@@ -73,10 +78,7 @@ func TestAttackReentrantObtainLostReply(t *testing.T) {
 	f := newFixture(t)
 	c := lockapi.New(f.fi, lockapi.Options{})
 	ctx := context.Background()
-	l1, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l1 := obtainReentrant(t, c, "")
 	f.fi.Inject(faultinject.Acquire, faultinject.Fault{LostReply: true, Next: 1})
 	if l, err := c.Obtain(ctx, "k", time.Minute, &lockapi.ObtainOptions{Reentrant: true, Token: l1.Token()}); err == nil {
 		t.Fatalf("re-entry with a lost reply = %v, want an error", l)

@@ -347,13 +347,21 @@ func (b *Backend) PTTL(ctx context.Context, key, value string) (ttl time.Duratio
 	if err != nil {
 		return 0, false, &OpError{Op: "pttl", Key: key, Err: err}
 	}
+	d, ok := pttlReply(n)
+	return d, ok, nil
+}
+
+// pttlReply reads the reply of a PTTL script: -3 (not held) or -2 (no
+// key) is not held, -1 is held without a TTL (ttl -1), n >= 0 is held for
+// n more milliseconds.
+func pttlReply(n int64) (ttl time.Duration, ok bool) {
 	switch {
 	case n == -3 || n == -2:
-		return 0, false, nil
+		return 0, false
 	case n == -1:
-		return -1, true, nil
+		return -1, true
 	}
-	return time.Duration(n) * time.Millisecond, true, nil
+	return time.Duration(n) * time.Millisecond, true
 }
 
 // useNative reports whether Release and Refresh should try the native

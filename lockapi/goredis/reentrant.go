@@ -183,11 +183,6 @@ func (b *Backend) PTTLReentrant(ctx context.Context, key, value, hold string) (t
 	if err != nil {
 		return 0, false, &OpError{Op: "pttl", Key: key, Err: err}
 	}
-	switch {
-	case n == -3 || n == -2:
-		return 0, false, nil
-	case n == -1:
-		return -1, true, nil
-	}
-	return time.Duration(n) * time.Millisecond, true, nil
+	d, ok := pttlReply(n)
+	return d, ok, nil
 }
