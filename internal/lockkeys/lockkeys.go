@@ -30,8 +30,11 @@
 package lockkeys
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/nxkv/nxkv/lockapi"
 )
 
 // The prefixes of the layout; all start with lockapi.ReservedPrefix.
@@ -48,6 +51,15 @@ func Fence(key string) string { return Tagged(FencePrefix, key, "") }
 // Hold returns the name of the hold key of a reentrant lock on key: its
 // lease's first fencing token and its holds' IDs, "<fence> <id> <id>...".
 func Hold(key string) string { return Tagged(HoldPrefix, key, "") }
+
+// CheckHold returns an error matching lockapi.ErrInvalidOption if id
+// cannot name a hold in a hold key (ValidHold), else nil.
+func CheckHold(id string) error {
+	if !ValidHold(id) {
+		return fmt.Errorf("%w: hold ID %q is empty or not printable ASCII without spaces", lockapi.ErrInvalidOption, id)
+	}
+	return nil
+}
 
 // ValidHold reports whether id can name a hold in a hold key: it is not
 // empty and is printable ASCII without spaces (bytes '!' to '~'), so that

@@ -2,13 +2,11 @@ package goredis
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/nxkv/nxkv/internal/lockkeys"
-	"github.com/nxkv/nxkv/lockapi"
 )
 
 // holdOf is a Lua function for the scripts below: whether key holds value
@@ -112,7 +110,7 @@ func (b *Backend) AcquireReentrant(ctx context.Context, key, value, hold string,
 	if err != nil {
 		return 0, 0, false, err
 	}
-	if err := checkHold(hold); err != nil {
+	if err := lockkeys.CheckHold(hold); err != nil {
 		return 0, 0, false, err
 	}
 	fencing := "1"
@@ -134,7 +132,7 @@ func (b *Backend) AcquireReentrant(ctx context.Context, key, value, hold string,
 // number left. Errors: one matching lockapi.ErrInvalidOption for an invalid
 // hold (nothing is sent), or an *OpError.
 func (b *Backend) ReleaseReentrant(ctx context.Context, key, value, hold string) (holds int, ok bool, err error) {
-	if err := checkHold(hold); err != nil {
+	if err := lockkeys.CheckHold(hold); err != nil {
 		return 0, false, err
 	}
 	res, err := releaseReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key)}, value, hold).Int64Slice()
@@ -142,14 +140,6 @@ func (b *Backend) ReleaseReentrant(ctx context.Context, key, value, hold string)
 		return 0, false, opError("release", key, err, res)
 	}
 	return int(res[1]), res[0] == 1, nil
-}
-
-// checkHold rejects a hold ID that the hold key's format cannot carry.
-func checkHold(hold string) error {
-	if !lockkeys.ValidHold(hold) {
-		return fmt.Errorf("%w: hold ID %q is empty or not printable ASCII without spaces", lockapi.ErrInvalidOption, hold)
-	}
-	return nil
 }
 
 // RefreshReentrant makes key's TTL at least ttl (never shorter) if key
@@ -161,7 +151,7 @@ func (b *Backend) RefreshReentrant(ctx context.Context, key, value, hold string,
 	if err != nil {
 		return false, err
 	}
-	if err := checkHold(hold); err != nil {
+	if err := lockkeys.CheckHold(hold); err != nil {
 		return false, err
 	}
 	n, err := refreshReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key)}, value, ms, hold).Int64()
@@ -176,7 +166,7 @@ func (b *Backend) RefreshReentrant(ctx context.Context, key, value, hold string,
 // lockapi.ErrInvalidOption for an invalid hold (nothing is sent), or an
 // *OpError.
 func (b *Backend) PTTLReentrant(ctx context.Context, key, value, hold string) (time.Duration, bool, error) {
-	if err := checkHold(hold); err != nil {
+	if err := lockkeys.CheckHold(hold); err != nil {
 		return 0, false, err
 	}
 	n, err := pttlReentrantScript.Run(ctx, b.c, []string{key, lockkeys.Hold(key)}, value, hold).Int64()

@@ -2,7 +2,6 @@ package inproc
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/internal/lockkeys"
-	"github.com/nxkv/nxkv/lockapi"
 )
 
 // A reentrant lock is its key, holding the owner's value, and a hold key
@@ -42,27 +40,19 @@ func formatHolds(fence int64, ids []string) string {
 	return strconv.FormatInt(fence, 10) + " " + strings.Join(ids, " ")
 }
 
-// checkHold rejects a hold ID that the hold key's format cannot carry.
-func checkHold(hold string) error {
-	if !lockkeys.ValidHold(hold) {
-		return fmt.Errorf("%w: hold ID %q is empty or not printable ASCII without spaces", lockapi.ErrInvalidOption, hold)
-	}
-	return nil
-}
-
 // AcquireReentrant takes key for value with ttl and the one hold hold if
 // key is absent; if key holds value and has holds, it adds hold (unless it
 // is there already) and makes the TTL at least ttl. It returns the lease's
 // first fencing token (0 with NoFencing) and the number of holds after the
 // call. One engine section over the key and its hold key. It returns
 // engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range, and an
-// error matching lockapi.ErrInvalidOption for an empty hold or one with a
-// space, changing nothing.
+// error matching lockapi.ErrInvalidOption for an invalid hold
+// (lockkeys.ValidHold), changing nothing.
 func (b *Backend) AcquireReentrant(_ context.Context, key, value, hold string, ttl time.Duration) (fence int64, holds int, ok bool, err error) {
 	if ttl <= 0 {
 		return 0, 0, false, engine.ErrInvalidTTL
 	}
-	if err := checkHold(hold); err != nil {
+	if err := lockkeys.CheckHold(hold); err != nil {
 		return 0, 0, false, err
 	}
 	hk := lockkeys.Hold(key)
@@ -112,7 +102,7 @@ func (b *Backend) setHolds(tx *engine.Tx, key, hk string, f int64, ids []string)
 // the number left. It returns an error matching lockapi.ErrInvalidOption
 // for an empty hold or one not printable ASCII without spaces.
 func (b *Backend) ReleaseReentrant(_ context.Context, key, value, hold string) (holds int, ok bool, err error) {
-	if err := checkHold(hold); err != nil {
+	if err := lockkeys.CheckHold(hold); err != nil {
 		return 0, false, err
 	}
 	hk := lockkeys.Hold(key)
@@ -150,12 +140,12 @@ func heldBy(tx *engine.Tx, key, hk, value, hold string) (fence int64, ids []stri
 // RefreshReentrant makes key's TTL at least ttl (never shorter: the other
 // holds count on it) if key holds value and hold is one of its holds. It
 // returns engine.ErrInvalidTTL for a ttl <= 0, and an error matching
-// lockapi.ErrInvalidOption for an empty hold or one not printable ASCII without spaces.
+// lockapi.ErrInvalidOption for an invalid hold (lockkeys.ValidHold).
 func (b *Backend) RefreshReentrant(_ context.Context, key, value, hold string, ttl time.Duration) (ok bool, err error) {
 	if ttl <= 0 {
 		return false, engine.ErrInvalidTTL
 	}
-	if err := checkHold(hold); err != nil {
+	if err := lockkeys.CheckHold(hold); err != nil {
 		return false, err
 	}
 	hk := lockkeys.Hold(key)
@@ -175,9 +165,9 @@ func (b *Backend) RefreshReentrant(_ context.Context, key, value, hold string, t
 
 // PTTLReentrant returns key's remaining TTL if key holds value and hold is
 // one of its holds, in one engine section. It returns an error matching
-// lockapi.ErrInvalidOption for an empty hold or one not printable ASCII without spaces.
+// lockapi.ErrInvalidOption for an invalid hold (lockkeys.ValidHold).
 func (b *Backend) PTTLReentrant(_ context.Context, key, value, hold string) (ttl time.Duration, ok bool, err error) {
-	if err := checkHold(hold); err != nil {
+	if err := lockkeys.CheckHold(hold); err != nil {
 		return 0, false, err
 	}
 	hk := lockkeys.Hold(key)
