@@ -231,7 +231,9 @@ func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited
 		cerr := ctx.Err()
 		switch {
 		case l.p != nil:
-			l.p.cleanup(context.WithoutCancel(ctx), l, true)
+			cctx, cancel := cleanupContext(ctx, ttl)
+			l.p.cleanup(cctx, l, true)
+			cancel()
 		case cerr == nil:
 			c.b.Release(ctx, l.key, l.value)
 		}
@@ -254,13 +256,24 @@ func (c *Client) attempt(ctx context.Context, l *Lock, ttl time.Duration, waited
 
 // notObtained is Obtain's error when the key stayed held: the strategy
 // gave up, or ctx ended the wait. It undoes what the waiting left behind
-// (a writer's mark).
-func (c *Client) notObtained(ctx context.Context, l *Lock) error {
+// (a writer's mark, which lasts ttl).
+func (c *Client) notObtained(ctx context.Context, l *Lock, ttl time.Duration) error {
 	if l.p != nil {
-		l.p.cleanup(context.WithoutCancel(ctx), l, false)
+		cctx, cancel := cleanupContext(ctx, ttl)
+		l.p.cleanup(cctx, l, false)
+		cancel()
 	}
 	c.stats.notObtain.Add(1)
 	return newError("obtain", l.key, ErrNotObtained, "", ctx.Err())
+}
+
+// cleanupContext is the context of a best-effort undo at the end of an
+// Obtain: not cancelled with ctx, which may be what ended the Obtain, but
+// bounded by ttl, after which anything the undo would remove has expired on
+// its own, so that a backend that hangs cannot hold Obtain much past its
+// ctx.
+func cleanupContext(ctx context.Context, ttl time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), ttl)
 }
 
 // obtained finishes an Obtain: with err nil, a successful one. waitStart is
@@ -308,12 +321,12 @@ func (c *Client) obtained(l *Lock, ttl time.Duration, waitStart int64, err error
 // queue.
 func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obtainConfig, turn <-chan struct{}) (*Lock, error) {
 	if cfg.retry == nil {
-		return nil, c.notObtained(ctx, l)
+		return nil, c.notObtained(ctx, l, ttl)
 	}
 	bo := cfg.retry.Start()
 	d, more := bo.Next()
 	if !more {
-		return nil, c.notObtained(ctx, l)
+		return nil, c.notObtained(ctx, l, ttl)
 	}
 	c.stats.waited.Add(1)
 	waitStart := c.time.Nano()
@@ -350,7 +363,7 @@ func (c *Client) wait(ctx context.Context, l *Lock, ttl time.Duration, cfg *obta
 		}
 	}()
 	gaveUp := func() (*Lock, error) {
-		err := c.notObtained(ctx, l)
+		err := c.notObtained(ctx, l, ttl)
 		c.obtained(l, ttl, waitStart, err)
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/lockapi"
+	"github.com/nxkv/nxkv/lockapi/faultinject"
 	"github.com/nxkv/nxkv/lockapi/inproc"
 )
 
@@ -123,5 +124,35 @@ func TestSynctestPrimitives(t *testing.T) {
 		mlost := m.Lost()
 		<-mlost
 		within("multi-key lock lost", start, 7*time.Second)
+	})
+}
+
+// TestSynctestCleanupBounded: the undo after a failed attempt (here of a
+// re-entry whose reply was lost) is not cancelled with the Obtain's ctx,
+// but it is bounded by the lock's ttl, after which what it would undo has
+// expired anyway: a backend that hangs on it for an hour holds Obtain for
+// the ttl, not the hour.
+func TestSynctestCleanupBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := engine.New(engine.Options{})
+		defer e.Close()
+		fi := faultinject.New(inproc.New(e, inproc.Options{}), faultinject.Options{})
+		c := lockapi.New(fi, lockapi.Options{})
+		ctx := context.Background()
+		const ttl = time.Minute
+		l1, err := c.Obtain(ctx, "k", ttl, &lockapi.ObtainOptions{Reentrant: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi.Inject(faultinject.Acquire, faultinject.Fault{LostReply: true, Next: 1})
+		fi.Inject(faultinject.Release, faultinject.Fault{Latency: time.Hour, NoError: true, Next: 1})
+		start := time.Now()
+		if l, err := c.Obtain(ctx, "k", ttl, &lockapi.ObtainOptions{Reentrant: true, Token: l1.Token()}); err == nil {
+			t.Fatalf("re-entry with a lost reply = %v, want an error", l)
+		}
+		if got := time.Since(start); got > ttl {
+			t.Errorf("Obtain returned after %v, want at most the ttl %v (its undo hung for an hour)", got, ttl)
+		}
+		l1.Release(ctx)
 	})
 }
