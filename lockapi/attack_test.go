@@ -96,24 +96,34 @@ func TestAttackReentrantObtainLostReply(t *testing.T) {
 	other.Release(ctx)
 }
 
+// waitingWriter has a reader hold read-write lock "doc" for an hour and
+// starts a writer, with the given ttl and one long waiting window, that is
+// marked waiting when waitingWriter returns (its first attempt, and the
+// attempt after arming its watch, are done). The writer's Obtain error
+// arrives on done; cancel ends its wait.
+func waitingWriter(t *testing.T, f *fixture, ttl time.Duration) (rw *lockapi.RWMutex, reader *lockapi.Lock, done chan error, cancel context.CancelFunc) {
+	t.Helper()
+	rw = lockapi.New(f.fi, lockapi.Options{}).RWMutex("doc")
+	reader, err := rw.ObtainRead(context.Background(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan error, 1)
+	wctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, err := rw.ObtainWrite(wctx, ttl, &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1)})
+		done <- err
+	}()
+	f.awaitAcquires(t, 2)
+	return rw, reader, done, cancel
+}
+
 // TestAttackRWMarkLeftOnCancelDuringAttempt: a waiting writer whose ctx
 // ends during an attempt gives up; its mark must not keep readers out.
 func TestAttackRWMarkLeftOnCancelDuringAttempt(t *testing.T) {
 	f := newFixture(t)
-	c := lockapi.New(f.fi, lockapi.Options{})
 	ctx := context.Background()
-	rw := c.RWMutex("doc")
-	r1, err := rw.ObtainRead(ctx, time.Hour, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	wctx, cancel := context.WithCancel(ctx)
-	go func() {
-		_, err := rw.ObtainWrite(wctx, time.Hour, &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1)})
-		done <- err
-	}()
-	f.awaitAcquires(t, 2) // marked waiting
+	rw, r1, done, cancel := waitingWriter(t, f, time.Hour)
 	// The next attempt hangs in latency; ctx ends during it.
 	f.fi.Inject(faultinject.Acquire, faultinject.Fault{Latency: time.Hour, NoError: true, Next: 1})
 	r1.Release(ctx) // wakes the writer
@@ -134,21 +144,9 @@ func TestAttackRWMarkLeftOnCancelDuringAttempt(t *testing.T) {
 // attempt, must not lapse while it waits with long waiting windows).
 func TestAttackRWMarkLapsesWhileWriterWaits(t *testing.T) {
 	f := newFixture(t)
-	c := lockapi.New(f.fi, lockapi.Options{})
 	ctx := context.Background()
-	rw := c.RWMutex("doc")
-	r1, err := rw.ObtainRead(ctx, time.Hour, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	wctx, cancel := context.WithCancel(ctx)
-	go func() {
-		_, err := rw.ObtainWrite(wctx, time.Second, &lockapi.ObtainOptions{Retry: lockapi.LimitRetry(lockapi.LinearBackoff(time.Hour), 1)})
-		done <- err
-	}()
-	f.awaitAcquires(t, 2) // the first attempt, and the attempt after arming the watch
-	for range 6 {         // 3s: three times the writer's ttl
+	rw, r1, done, cancel := waitingWriter(t, f, time.Second)
+	for range 6 { // 3s: three times the writer's ttl
 		f.advance(500 * time.Millisecond)
 		f.awaitAcquires(t, 1) // the writer renews its mark
 	}
