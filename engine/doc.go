@@ -8,7 +8,7 @@
 // per operation (the Go runtime's map hash with a random seed per engine, so
 // no one can pick keys that collide), which also places the key in its shard's table (package
 // shard): an open-addressing index of 8-slot groups with a 7-bit tag per
-// slot, pointing at entries (key, value, deadline) kept in fixed chunks.
+// slot, pointing at entries (key, value, deadline) kept in one array per shard.
 // The key and value strings are the caller's own, never copied.
 //
 // Each shard has one writer lock, a sequence word that is odd while a
@@ -21,7 +21,10 @@
 // or lock if a writer intervened. A read is thus a consistent snapshot of
 // one instant, so every single-key operation is linearizable; cores reading
 // the same keys share cache lines instead of passing a lock's line back and
-// forth, and operations on keys in different shards run in parallel.
+// forth, and operations on keys in different shards run in parallel. That
+// is on x86; on arm64 and other weakly ordered processors reads take the
+// shard's lock too (see package shard's LockFreeReads), with the same
+// results.
 //
 // Update runs a function over several keys atomically: it locks their
 // shards in shard order (every shard when no keys are named) and gives the
@@ -42,7 +45,7 @@
 // Per operation: one hash; a lock-free read costs two atomic loads of the
 // shard's sequence word, a probe of one group (eight tags compared in a few
 // word operations) and a copy of one entry; a write adds one compare-and-
-// swap and one atomic add for the lock. Deadlines cost O(1) wheel link
+// swap for the lock (on x86 the unlock is a plain store). Deadlines cost O(1) wheel link
 // updates, and a clock read where the time is needed. Inserts reuse freed
 // entries, so a lock's acquire/release cycle allocates nothing. A shard
 // doubles its index when it is 7/8 full, and rebuilds index and entries at

@@ -59,6 +59,9 @@ const (
 // read before the lock would predate the times of readers that run before
 // the lock is upgraded.
 func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p *shard.Probe) (state int, v uint64) {
+	if !shard.LockFreeReads {
+		return peekFailed, 0
+	}
 	for range peekTries {
 		var ok bool
 		if v, ok = s.ReadVersion(); !ok {

@@ -19,13 +19,13 @@ import (
 func (e *Engine) Get(key string) (value string, ok bool) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var p shard.Probe
 	if v, ok := s.ReadVersion(); ok {
 		// The common case, a key without a deadline or no key: no clock.
-		if s.Peek(v, h, key, &p) && p.Exp == noDeadline {
-			return p.Value, p.Found
+		if value, exp, found, valid := s.Lookup(v, h, key); valid && exp == noDeadline {
+			return value, found
 		}
 	}
+	var p shard.Probe
 	var c opClock
 	e.begin(&c)
 	st, v := e.peek(s, h, key, &c, false, &p)

@@ -38,6 +38,11 @@
 // the race detector still sees every write ordered before the reads that
 // follow a valid Peek, such as the bytes of a returned value.
 //
+// That holds on x86, whose processors keep loads in order with loads and
+// stores with stores. On arm64 and other weakly ordered processors the
+// check would need fences Go offers only in assembly, so there readers
+// take the lock instead (LockFreeReads is false).
+//
 // Contended writers spin briefly, then one at a time park on a mutex, so a
 // busy shard does not burn every core.
 //
@@ -59,6 +64,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Entry is one stored key. Exp is the caller's: the engine keeps the key's
@@ -225,11 +231,13 @@ func tagOf(h uint64) uint8                 { return uint8(h & 0x7f) }
 func groupOf(h uint64, mask uint64) uint64 { return (h >> 7) & mask }
 
 // ReadVersion starts an optimistic read: it returns the shard's version,
-// and ok false while a writer holds the shard. Pass the version to Peek,
-// Unchanged and Upgrade. It is safe for concurrent use.
+// and ok false while a writer holds the shard, or always where the
+// processor does not support lock-free reads (LockFreeReads). Pass the
+// version to Peek, Lookup, Unchanged and Upgrade. It is safe for concurrent
+// use.
 func (s *Table) ReadVersion() (v uint64, ok bool) {
 	v = atomic.LoadUint64(&s.seq)
-	return v, v&1 == 0
+	return v, LockFreeReads && v&1 == 0
 }
 
 // Unchanged reports whether no writer has locked the shard since
@@ -296,7 +304,7 @@ func (s *Table) Peek(v, h uint64, key string, p *Probe) (valid bool) {
 				return false
 			}
 			// The copy is consistent: its key's bytes never change.
-			if k == key {
+			if sameString(k, key) {
 				p.Value, p.Exp, p.Hd, p.Pos, p.Found = val, x, Handle(hd), int32(int(g)*groupSlots+i), true
 				return true
 			}
@@ -314,6 +322,49 @@ func (s *Table) Peek(v, h uint64, key string, p *Probe) (valid bool) {
 	}
 }
 
+// Lookup is Peek for a reader that only wants the value: it returns key's
+// value and Exp and whether it is stored, at version v; valid is false if a
+// writer changed the shard since v, and then the rest means nothing. It is
+// safe for concurrent use with everything, and writes nothing shared.
+//
+//go:norace
+func (s *Table) Lookup(v, h uint64, key string) (value string, exp int64, found, valid bool) {
+	groups, mask, entries := s.groups, s.mask, s.entries
+	if atomic.LoadUint64(&s.seq) != v || uint64(len(groups)) != mask+1 {
+		return "", 0, false, false
+	}
+	tag := tagOf(h)
+	g := groupOf(h, mask)
+	for step := uint64(1); ; step++ {
+		gr := &groups[g]
+		ctrl := gr.ctrl
+		for m := matchTag(ctrl, tag); m != 0; m &= m - 1 {
+			hd := uint32(gr.h[bits.TrailingZeros64(m)>>3])
+			if hd >= uint32(len(entries)) {
+				return "", 0, false, false
+			}
+			e := &entries[hd]
+			k, val, x := e.Key, e.Value, e.Exp
+			if atomic.LoadUint64(&s.seq) != v {
+				return "", 0, false, false
+			}
+			if sameString(k, key) {
+				return val, x, true, true
+			}
+		}
+		if matchEmpty(ctrl) != 0 || step > mask {
+			return "", NoExp, false, atomic.LoadUint64(&s.seq) == v
+		}
+		g = (g + step) & mask
+	}
+}
+
+// sameString is a == b, deciding without a call when both share their bytes
+// (a caller passing the string it stored), as Go's own maps do.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+}
+
 // ProbeLocked is Peek under the lock: it fills p. The caller must hold the
 // lock.
 func (s *Table) ProbeLocked(h uint64, key string, p *Probe) {
@@ -325,7 +376,7 @@ func (s *Table) ProbeLocked(h uint64, key string, p *Probe) {
 		for m := matchTag(gr.ctrl, tag); m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m) >> 3
 			hd := gr.h[i]
-			if e := &s.entries[hd]; e.Key == key {
+			if e := &s.entries[hd]; sameString(e.Key, key) {
 				p.Value, p.Exp, p.Hd, p.Pos, p.Found = e.Value, e.Exp, hd, int32(int(g)*groupSlots+i), true
 				return
 			}
