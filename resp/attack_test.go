@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nxkv/nxkv/resp"
 )
@@ -202,25 +203,56 @@ func TestScriptCoroutineNestingBounded(t *testing.T) {
 
 // TestScriptSlowBuiltinStopped: the script time limit is checked between
 // Lua instructions, never inside a Go builtin, so one call of a builtin
-// that runs for minutes holds the database locked (and its event loop)
-// for minutes, whatever scriptTimeout says. Found so far:
-// gopher-lua's pattern matcher backtracks without limit (the find below
-// is O(n^4)), and its gsub copies the whole string once per match
-// (quadratic). Redis's Lua has the same backtracking; it answers BUSY to
-// others and accepts SCRIPT KILL meanwhile, which nxkv cannot (the script
-// holds the engine's locks). Fixing it needs a matcher that checks the
-// script's context (a fork of gopher-lua's pm and string functions).
+// that runs for minutes used to hold the database locked (and its event
+// loop) for minutes, whatever the limit said: gopher-lua's pattern matcher
+// backtracks without limit (the find below is O(n^4); it was still running
+// after 30 s), and its gsub copied the whole string once per match
+// (quadratic). The pattern functions are now the package's own: the
+// matcher checks the script's context as it goes, and gsub is linear.
 func TestScriptSlowBuiltinStopped(t *testing.T) {
-	t.Skip("known defect: Go builtins run past the script time limit; see the comment")
 	s := resp.New(resp.Options{})
 	defer s.Close()
+	resp.SetScriptLimit(s, 100*time.Millisecond)
 	for _, src := range []string{
 		`return string.find(string.rep("a", 5000), ".-.-.-.-b")`,
-		`local s = string.rep("a", 300000) return #s:gsub(".", "%0%0")`,
+		`return string.match(string.rep("a", 5000), "(.-)(.-)(.-)(.-)b")`,
+		`for m in string.gmatch(string.rep("a", 5000), ".-.-.-.-b") do end`,
+		`return string.gsub(string.rep("a", 5000), ".-.-.-.-b", "")`,
+		`return pcall(string.find, string.rep("a", 5000), ".-.-.-.-b")`,
 	} {
 		out := evalReply(s, src)
 		if !bytes.Contains(out, []byte("Script killed")) {
 			t.Errorf("%s: got %.100q, want the script killed at the time limit", src, out)
 		}
+	}
+	// The server goes on serving scripts.
+	if out := evalReply(s, `return {string.find("abc", "b")}`); string(out) != "*2\r\n:2\r\n:2\r\n" {
+		t.Errorf("find after a killed script: got %q", out)
+	}
+	resp.SetScriptLimit(s, 0)
+	out := evalReply(s, `local s = string.rep("a", 300000) return #s:gsub(".", "%0%0")`)
+	if string(out) != ":600000\r\n" {
+		t.Errorf("gsub of 300,000 matches: got %.100q, want :600000", out)
+	}
+}
+
+// TestScriptPatternLimits: gsub's result is held to the bulk-string limit
+// (gopher-lua's grew without one), and the matcher's recursion to 200
+// levels, as in Lua 5.2 and later, where 5.1 recursed until its C stack
+// overflowed.
+func TestScriptPatternLimits(t *testing.T) {
+	s := resp.New(resp.Options{MaxBulkLen: 1 << 20})
+	defer s.Close()
+	out := evalReply(s, `return string.gsub(string.rep("a", 1000), "", string.rep("b", 10000))`)
+	if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("resulting string too large")) {
+		t.Errorf("gsub past the bulk limit: got %.200q, want an error", out)
+	}
+	out = evalReply(s, `return {string.find(string.rep("a", 300), string.rep("a?", 300))}`)
+	if !bytes.Contains(out, []byte("pattern too complex")) {
+		t.Errorf("300 nested optional items: got %.200q, want pattern too complex", out)
+	}
+	out = evalReply(s, `return {string.find(string.rep("a", 150), string.rep("a?", 150))}`)
+	if string(out) != "*2\r\n:1\r\n:150\r\n" {
+		t.Errorf("150 nested optional items: got %.200q, want a match of 1..150", out)
 	}
 }

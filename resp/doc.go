@@ -76,12 +76,15 @@
 // have Lua 5.1's limits (string.rep up to the bulk-string limit, unpack
 // and string.byte up to 8,000 results, coroutines nested up to 200 deep),
 // and a reply that would grow past the bulk-string limit (a table nested
-// in itself) is an error. Two things are not bounded beyond the time
-// limit: a pattern function (string.find, match, gsub) that backtracks
-// inside one call can hold the engine longer, and a script's memory is not
-// accounted, as gopher-lua offers neither; scripts are trusted code, as in
-// Redis. Every distinct script stays cached until SCRIPT FLUSH, as in
-// Redis 7.0.
+// in itself) is an error. The pattern functions (string.find, match,
+// gmatch, gsub) are the server's own implementation of Lua 5.1's: their
+// results are checked against Redis's Lua, they stop with the script when
+// a pattern backtracks past the time limit, gsub takes linear time and its
+// result is held to the bulk-string limit, and a pattern that nests more
+// than 200 levels of matching is an error ("pattern too complex", as in Lua
+// 5.2 and later). A script's memory is not accounted, as gopher-lua offers
+// no hook for it; scripts are trusted code, as in Redis. Every distinct
+// script stays cached until SCRIPT FLUSH, as in Redis 7.0.
 //
 // # Tests
 //

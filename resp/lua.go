@@ -164,6 +164,12 @@ func newVM() *vm {
 	str := g.RawGetString("string").(*lua.LTable)
 	str.RawSetString("rep", L.NewFunction(v.strRep))
 	str.RawSetString("byte", L.NewFunction(strByte))
+	// The pattern functions are this package's own (luapattern.go): they
+	// stop with the script, and gsub takes linear time.
+	str.RawSetString("find", L.NewFunction(strFind))
+	str.RawSetString("match", L.NewFunction(strMatch))
+	str.RawSetString("gmatch", L.NewFunction(strGmatch))
+	str.RawSetString("gsub", L.NewFunction(v.strGsub))
 	// Each coroutine resumed inside another nests Go calls and a new
 	// interpreter stack, and gopher-lua sets no limit: recursion through
 	// coroutines held the database for minutes and grew without bound.
@@ -452,7 +458,11 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	v.env.RawSetString("ARGV", at)
 	fn.Env = v.env
 
-	v.timer.Reset(scriptTimeout)
+	limit := scriptTimeout
+	if run.s.scriptLimit != 0 {
+		limit = run.s.scriptLimit
+	}
+	v.timer.Reset(limit)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
 	v.killed = !v.timer.Stop()
@@ -460,7 +470,7 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 		v.newContext()
 	}
 	if v.killed {
-		err = &lua.ApiError{Object: errTable(L, "ERR Script killed after running for "+scriptTimeout.String())}
+		err = &lua.ApiError{Object: errTable(L, "ERR Script killed after running for "+limit.String())}
 	}
 	if err != nil {
 		writeLuaError(w, err, run.sha)
