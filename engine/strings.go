@@ -58,14 +58,28 @@ func (e *Engine) Set(key, value string) {
 }
 
 func (e *Engine) setLocked(s *shardT, h uint64, key, value string) {
-	// An expired entry is reused as is: overwriting it with no deadline is
-	// exactly deleting it and storing a new key (watchers fire either way).
-	var p shard.Probe
-	if s.ProbeLocked(h, key, &p); p.Found {
-		e.updateLocked(s, &p, value, noDeadline)
-	} else {
-		e.insertLocked(s, h, key, value, noDeadline, p.Pos)
+	e.swapLocked(s, h, key, value)
+}
+
+// swapLocked stores value under key with no deadline, in the key's entry
+// if it has one, whether alive or expired (overwriting an expired entry
+// with no deadline is exactly deleting it and storing a new key; watchers
+// fire either way), and returns the entry's previous value and deadline
+// (found false: there was no entry).
+func (e *Engine) swapLocked(s *shardT, h uint64, key, value string) (old string, exp int64, found bool) {
+	hd, old, exp, pos, found := s.SwapValueLocked(h, key, value)
+	if !found {
+		e.insertLocked(s, h, key, value, noDeadline, pos)
+		return "", noDeadline, false
 	}
+	if exp != noDeadline {
+		s.Aux.wheel.Cancel(hd)
+		s.EntryLocked(hd).Exp = noDeadline
+	}
+	if len(s.Aux.watchers) != 0 {
+		e.notifyLocked(s, key)
+	}
+	return old, exp, true
 }
 
 // SetPX stores value under key with a TTL, as Redis SET key value PX ttl. It
@@ -320,13 +334,11 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 }
 
 func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opClock) (string, bool) {
-	var p shard.Probe
-	if !e.liveLocked(s, h, key, &p, false, c) {
-		e.insertLocked(s, h, key, value, noDeadline, p.Pos)
+	// The time is read only for a key with a deadline, still under the lock.
+	old, exp, found := e.swapLocked(s, h, key, value)
+	if !found || exp != noDeadline && exp < e.at(c) {
 		return "", false
 	}
-	old := p.Value
-	e.updateLocked(s, &p, value, noDeadline)
 	return old, true
 }
 

@@ -394,6 +394,38 @@ func (s *Table) ProbeLocked(h uint64, key string, p *Probe) {
 	}
 }
 
+// SwapValueLocked stores value in key's entry if key is stored, and
+// returns the entry's handle, its previous value and its Exp (unchanged)
+// with found true; otherwise it stores nothing and returns, as pos, the
+// free position a Probe would (see Probe.Pos). It is ProbeLocked and an
+// overwrite in one pass, for the commonest writes. The caller must hold
+// the lock.
+func (s *Table) SwapValueLocked(h uint64, key, value string) (hd Handle, old string, exp int64, pos int32, found bool) {
+	tag := tagOf(h)
+	g := groupOf(h, s.mask)
+	free := int32(-1)
+	for step := uint64(1); ; step++ {
+		gr := &s.groups[g]
+		for m := matchTag(gr.ctrl, tag); m != 0; m &= m - 1 {
+			hd := gr.h[bits.TrailingZeros64(m)>>3]
+			if e := &s.entries[hd]; sameString(e.Key, key) {
+				old := e.Value
+				e.Value = value
+				return hd, old, e.Exp, 0, true
+			}
+		}
+		if free < 0 {
+			if m := matchFree(gr.ctrl); m != 0 {
+				free = int32(int(g)*groupSlots + bits.TrailingZeros64(m)>>3)
+			}
+		}
+		if matchEmpty(gr.ctrl) != 0 || step > s.mask {
+			return 0, "", NoExp, free, false
+		}
+		g = (g + step) & s.mask
+	}
+}
+
 // FindLocked returns the handle of key's entry and its index position, or
 // ok false. The caller must hold the lock.
 func (s *Table) FindLocked(h uint64, key string) (hd Handle, pos int, ok bool) {

@@ -166,7 +166,7 @@ func TestModel(t *testing.T) {
 		nkeys := rapid.IntRange(1, 3000).Draw(t, "keys")
 		key := func() string { return "k" + strconv.Itoa(rapid.IntRange(0, nkeys-1).Draw(t, "key")) }
 		for step := rapid.IntRange(1, 400).Draw(t, "steps"); step > 0; step-- {
-			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			switch rapid.IntRange(0, 5).Draw(t, "op") {
 			case 0, 1: // write a run of keys: grows the shards
 				for n := rapid.IntRange(1, 200).Draw(t, "run"); n > 0; n-- {
 					k := key()
@@ -200,6 +200,21 @@ func TestModel(t *testing.T) {
 					t.Fatalf("FindLocked(%q) = %v, want %v", k, ok, wok)
 				}
 				s.Unlock()
+			case 5: // overwrite or insert through SwapValueLocked
+				k := key()
+				v := k + ":swap" + strconv.Itoa(step)
+				want, wok := model[k]
+				s, h := shardOf(m, k)
+				s.Lock()
+				_, old, _, pos, found := s.SwapValueLocked(h, k, v)
+				if !found {
+					s.InsertAtLocked(pos, h, k, v, 0)
+				}
+				s.Unlock()
+				if found != wok || old != want {
+					t.Fatalf("SwapValueLocked(%q) = %q, %v, want %q, %v", k, old, found, want, wok)
+				}
+				model[k] = v
 			case 4: // everything at once
 				if n := m.Len(); n != len(model) {
 					t.Fatalf("Len() = %d, want %d", n, len(model))
