@@ -22,12 +22,24 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 	// Another value fails whether the key is alive or expired, so the
 	// lookup reads no time; a match is decided under the lock.
 	var p shard.Probe
-	st, v := e.peek(s, h, key, nil, false, &p)
+	var st int
+	v, ok := s.ReadVersion()
+	if ok {
+		var valid bool
+		p.Value, p.Exp, p.Hd, p.Pos, p.Found, valid = s.Lookup(v, h, key)
+		st, ok = peekLive, valid
+		if !p.Found {
+			st = peekAbsent
+		}
+	}
+	if !ok {
+		st, v = e.peek(s, h, key, nil, false, &p)
+	}
 	if st == peekAbsent || st == peekLive && p.Value != value {
 		return false
 	}
 	known := e.lockAfter(s, st, v, &c)
-	ok := e.compareAndDeleteLocked(s, h, key, value, &p, known, &c)
+	ok = e.compareAndDeleteLocked(s, h, key, value, &p, known, &c)
 	s.Unlock()
 	return ok
 }

@@ -21,7 +21,7 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 	s, _ := e.m.Shard(h)
 	if v, ok := s.ReadVersion(); ok {
 		// The common case, a key without a deadline or no key: no clock.
-		if value, exp, found, valid := s.Lookup(v, h, key); valid && exp == noDeadline {
+		if value, exp, _, _, found, valid := s.Lookup(v, h, key); valid && exp == noDeadline {
 			return value, found
 		}
 	}
@@ -123,12 +123,25 @@ func (e *Engine) SetNX(key, value string) bool {
 	var c opClock
 	e.begin(&c)
 	var p shard.Probe
-	st, v := e.peek(s, h, key, &c, false, &p)
-	if st == peekLive {
-		return false
+	var st int
+	v, ok := s.ReadVersion()
+	if ok {
+		// The common cases, a key without a deadline or no key, need no
+		// time: the first lookup decides.
+		_, exp, _, pos, found, valid := s.Lookup(v, h, key)
+		ok = valid && exp == noDeadline
+		if ok && found {
+			return false
+		}
+		st, p.Pos, p.Exp = peekAbsent, pos, noDeadline
+	}
+	if !ok {
+		if st, v = e.peek(s, h, key, &c, false, &p); st == peekLive {
+			return false
+		}
 	}
 	known := e.lockAfter(s, st, v, &c)
-	ok := e.setNXLocked(s, h, key, value, &p, known, &c)
+	ok = e.setNXLocked(s, h, key, value, &p, known, &c)
 	s.Unlock()
 	return ok
 }

@@ -24,19 +24,19 @@
 //
 // A shard's lock is a sequence word: even while no writer holds the shard,
 // odd while one does; every write section advances it by two. Writers lock
-// it (Lock, Unlock) and use the ...Locked methods. Readers call Peek, which
-// takes no lock and writes nothing shared: it reads the sequence word, the
-// table's arrays, the word again (so the arrays it follows belong
-// together), probes and copies the entry, and reads the word again; if a
-// writer was
-// inside or intervened, the copy may be torn and is thrown away (valid is
-// false), and the caller retries or locks. A valid Peek is a consistent
-// snapshot of one instant, so reads are linearizable, and cores reading the
-// same keys share cache lines instead of bouncing a lock's line between
-// them. Peek's own memory accesses are invisible to the race detector (the
-// sequence check is what makes them safe); the sequence word is atomic, so
-// the race detector still sees every write ordered before the reads that
-// follow a valid Peek, such as the bytes of a returned value.
+// it (Lock, Unlock) and use the ...Locked methods. Readers call Peek (or
+// Lookup), which takes no lock and writes nothing shared: it reads the
+// sequence word, the table's arrays, the word again (so the arrays it
+// follows belong together), probes and copies the entry, and reads the
+// word again; if a writer was inside or intervened, the copy may be torn
+// and is thrown away (valid is false), and the caller retries or locks. A
+// valid Peek is a consistent snapshot of one instant, so reads are
+// linearizable, and cores reading the same keys share cache lines instead
+// of bouncing a lock's line between them. Peek's own memory accesses are
+// invisible to the race detector (the sequence check is what makes them
+// safe); the sequence word is atomic, so the race detector still sees
+// every write ordered before the reads that follow a valid Peek, such as
+// the bytes of a returned value.
 //
 // That holds on x86, whose processors keep loads in order with loads and
 // stores with stores. On arm64 and other weakly ordered processors the
@@ -272,19 +272,32 @@ const NoExp = math.MinInt64
 // Upgrade(v) locks the shard with p still true, so a writer can act on it
 // without looking again. Expired entries are reported like any other:
 // deadlines are the caller's. It is safe for concurrent use with
-// everything, and writes nothing shared. (p is filled field by field, not
-// returned: a returned struct is copied with wide moves that stall on the
-// narrow stores that built it.)
+// everything, and writes nothing shared. Lookup is the same returning its
+// findings.
+func (s *Table) Peek(v, h uint64, key string, p *Probe) (valid bool) {
+	p.Value, p.Exp, p.Hd, p.Pos, p.Found, valid = s.Lookup(v, h, key)
+	return valid
+}
+
+// Lookup is Peek returning what it finds in registers rather than in a
+// Probe: key's value, Exp and handle, its index position when found,
+// otherwise the free position a Probe reports, and whether it is stored, at
+// version v; valid is false if a writer changed the shard since v, and then
+// the rest means nothing. It is safe for concurrent use with everything,
+// and writes nothing shared.
+//
+// It reads the table's arrays and mask, which writers replace, without the
+// lock: they belong together only if no writer ran while they were read,
+// so they are checked before they are followed. A writer that replaces
+// them later leaves these intact (the collector keeps them), only stale,
+// and the checks of the sequence word catch it. Its own memory accesses
+// are invisible to the race detector, as the package doc explains.
 //
 //go:norace
-func (s *Table) Peek(v, h uint64, key string, p *Probe) (valid bool) {
-	// The arrays and mask belong together only if no writer ran while they
-	// were read: check before following them. A writer that replaces them
-	// later leaves these intact (the collector keeps them), only stale, and
-	// the checks below catch it.
+func (s *Table) Lookup(v, h uint64, key string) (value string, exp int64, hd Handle, pos int32, found, valid bool) {
 	groups, mask, entries := s.groups, s.mask, s.entries
 	if atomic.LoadUint64(&s.seq) != v || uint64(len(groups)) != mask+1 {
-		return false
+		return "", 0, 0, 0, false, false
 	}
 	tag := tagOf(h)
 	g := groupOf(h, mask)
@@ -296,17 +309,15 @@ func (s *Table) Peek(v, h uint64, key string, p *Probe) (valid bool) {
 			i := bits.TrailingZeros64(m) >> 3
 			hd := uint32(gr.h[i])
 			if hd >= uint32(len(entries)) {
-				return false // a stale or torn slot
+				return "", 0, 0, 0, false, false // a stale or torn slot
 			}
 			e := &entries[hd]
 			k, val, x := e.Key, e.Value, e.Exp
 			if atomic.LoadUint64(&s.seq) != v {
-				return false
+				return "", 0, 0, 0, false, false
 			}
-			// The copy is consistent: its key's bytes never change.
 			if sameString(k, key) {
-				p.Value, p.Exp, p.Hd, p.Pos, p.Found = val, x, Handle(hd), int32(int(g)*groupSlots+i), true
-				return true
+				return val, x, Handle(hd), int32(int(g)*groupSlots + i), true, true
 			}
 		}
 		if free < 0 {
@@ -315,45 +326,7 @@ func (s *Table) Peek(v, h uint64, key string, p *Probe) (valid bool) {
 			}
 		}
 		if matchEmpty(ctrl) != 0 || step > mask {
-			p.Value, p.Exp, p.Hd, p.Pos, p.Found = "", NoExp, 0, free, false
-			return atomic.LoadUint64(&s.seq) == v
-		}
-		g = (g + step) & mask
-	}
-}
-
-// Lookup is Peek for a reader that only wants the value: it returns key's
-// value and Exp and whether it is stored, at version v; valid is false if a
-// writer changed the shard since v, and then the rest means nothing. It is
-// safe for concurrent use with everything, and writes nothing shared.
-//
-//go:norace
-func (s *Table) Lookup(v, h uint64, key string) (value string, exp int64, found, valid bool) {
-	groups, mask, entries := s.groups, s.mask, s.entries
-	if atomic.LoadUint64(&s.seq) != v || uint64(len(groups)) != mask+1 {
-		return "", 0, false, false
-	}
-	tag := tagOf(h)
-	g := groupOf(h, mask)
-	for step := uint64(1); ; step++ {
-		gr := &groups[g]
-		ctrl := gr.ctrl
-		for m := matchTag(ctrl, tag); m != 0; m &= m - 1 {
-			hd := uint32(gr.h[bits.TrailingZeros64(m)>>3])
-			if hd >= uint32(len(entries)) {
-				return "", 0, false, false
-			}
-			e := &entries[hd]
-			k, val, x := e.Key, e.Value, e.Exp
-			if atomic.LoadUint64(&s.seq) != v {
-				return "", 0, false, false
-			}
-			if sameString(k, key) {
-				return val, x, true, true
-			}
-		}
-		if matchEmpty(ctrl) != 0 || step > mask {
-			return "", NoExp, false, atomic.LoadUint64(&s.seq) == v
+			return "", NoExp, 0, free, false, atomic.LoadUint64(&s.seq) == v
 		}
 		g = (g + step) & mask
 	}

@@ -121,7 +121,7 @@ func peek[A any](m *Map[A], key string, lookup bool) (Entry, bool) {
 			continue
 		}
 		if lookup {
-			if value, exp, found, valid := s.Lookup(v, h, key); valid {
+			if value, exp, _, _, found, valid := s.Lookup(v, h, key); valid {
 				return Entry{Key: key, Value: value, Exp: exp}, found
 			}
 			continue
