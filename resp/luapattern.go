@@ -444,6 +444,17 @@ func newMatchState(L *lua.LState, src, pat string) *matchState {
 	return ms
 }
 
+// anchoredMatchState is newMatchState for find, match and gsub, where a
+// leading '^' anchors the match: it returns where the rest of the pattern
+// starts and whether it was anchored.
+func anchoredMatchState(L *lua.LState, src, pat string) (ms *matchState, p int, anchor bool) {
+	ms = newMatchState(L, src, pat)
+	if len(pat) > 0 && pat[0] == '^' {
+		return ms, 1, true
+	}
+	return ms, 0, false
+}
+
 // raisePatternErrors turns a patternError panic into a Lua error; other
 // panics (gopher-lua's own errors) go on.
 func raisePatternErrors(L *lua.LState) {
@@ -490,12 +501,7 @@ func strFindAux(L *lua.LState, find bool) int {
 		return 2
 	}
 	defer raisePatternErrors(L)
-	ms := newMatchState(L, src, pat)
-	p := 0
-	anchor := len(pat) > 0 && pat[0] == '^'
-	if anchor {
-		p = 1
-	}
+	ms, p, anchor := anchoredMatchState(L, src, pat)
 	for s := init; ; s++ {
 		ms.reset()
 		ms.tick()
@@ -554,12 +560,7 @@ func (v *vm) strGsub(L *lua.LState) int {
 	maxN := L.OptInt(4, len(src)+1)
 	limit := v.run.s.maxBulk()
 	defer raisePatternErrors(L)
-	ms := newMatchState(L, src, pat)
-	p := 0
-	anchor := len(pat) > 0 && pat[0] == '^'
-	if anchor {
-		p = 1
-	}
+	ms, p, anchor := anchoredMatchState(L, src, pat)
 	var b strings.Builder
 	s, n := 0, 0
 	for n < maxN {

@@ -372,7 +372,8 @@ func (s *Table) ProbeLocked(h uint64, key string, p *Probe) {
 // with found true; otherwise it stores nothing and returns, as pos, the
 // free position a Probe would (see Probe.Pos). It is ProbeLocked and an
 // overwrite in one pass, for the commonest writes. The caller must hold
-// the lock.
+// the lock. (Its loop is ProbeLocked's; sharing one function between them
+// cost a tenth of a Set, in the call and a second access to the entry.)
 func (s *Table) SwapValueLocked(h uint64, key, value string) (hd Handle, old string, exp int64, pos int32, found bool) {
 	tag := tagOf(h)
 	g := groupOf(h, s.mask)
