@@ -606,3 +606,20 @@ func BenchmarkParallelBaselineXXHash(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUpdate is a two-key section that reads one key and writes
+// another, as a multi-key lock or a script does.
+func BenchmarkUpdate(b *testing.B) {
+	keys := benchKeys(hotKeys)
+	e := newBenchEngine(b, keys, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k1, k2 := keys[i&(hotKeys-1)], keys[(i+1)&(hotKeys-1)]
+		e.Update([]string{k1, k2}, func(tx *Tx) {
+			if v, ok := tx.Get(k1); ok {
+				tx.Set(k2, v)
+			}
+		})
+	}
+}

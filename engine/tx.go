@@ -23,10 +23,11 @@ import (
 // not block for long: every operation on a locked shard waits for it. A Tx
 // method given a key outside keys panics. Update is safe for concurrent use.
 func (e *Engine) Update(keys []string, fn func(tx *Tx)) {
+	// fn may keep tx (against the rules), so tx lives on the heap: one
+	// allocation, which holds the shard list of most sections too.
 	tx := Tx{e: e}
 	e.begin(&tx.c)
-	var buf [16]int
-	tx.shards = e.lockShards(keys, buf[:0])
+	tx.shards = e.lockShards(keys, tx.buf[:0])
 	tx.all = len(keys) == 0
 	defer func() {
 		tx.done = true
@@ -47,6 +48,7 @@ type Tx struct {
 	shards []int // locked shards, ascending
 	all    bool  // every shard is locked
 	done   bool  // Update returned
+	buf    [16]int
 }
 
 // shard returns key's hash and shard, which must be locked by this section.
