@@ -113,7 +113,8 @@ type group struct {
 // and Peek also reads without it (see Peek). A Table must not be copied.
 type Table struct {
 	// seq is even while the shard is free and odd while a writer holds it;
-	// only ever accessed atomically. It is a plain uint64, not an
+	// accessed atomically, except by its holder's Unlock on x86 (see
+	// unlock_amd64.go). It is a plain uint64, not an
 	// atomic.Uint64, so that Lock stays within the inliner's budget; the
 	// atomic.Uint64 below makes every Table (and Shard) 8-byte aligned, as
 	// 64-bit atomics need on 32-bit platforms.
@@ -246,8 +247,11 @@ func (s *Table) Unchanged(v uint64) bool { return atomic.LoadUint64(&s.seq) == v
 
 // Upgrade locks the shard for writing if it is unchanged since version v,
 // so that what a reader saw still holds once it writes; it reports whether
-// it did. On false the shard is not locked.
-func (s *Table) Upgrade(v uint64) bool { return atomic.CompareAndSwapUint64(&s.seq, v, v+1) }
+// it did. On false the shard is not locked. An odd v (a version taken
+// while a writer held the shard) never upgrades.
+func (s *Table) Upgrade(v uint64) bool {
+	return v&1 == 0 && atomic.CompareAndSwapUint64(&s.seq, v, v+1)
+}
 
 // Probe is what a lookup found: the key's entry and where it is filed, or
 // where the key would be filed.

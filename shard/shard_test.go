@@ -508,3 +508,21 @@ func TestSameString(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeOddVersion: a version read while a writer held the shard
+// never upgrades (a compare-and-swap from it would release the holder's
+// lock).
+func TestUpgradeOddVersion(t *testing.T) {
+	m := New[struct{}](1)
+	s := m.ShardAt(0)
+	s.Lock()
+	v := atomic.LoadUint64(&s.seq)
+	if s.Upgrade(v) {
+		t.Fatalf("Upgrade(%d) while locked = true, want false", v)
+	}
+	s.Unlock()
+	if w := atomic.LoadUint64(&s.seq); !s.Upgrade(w) {
+		t.Fatalf("Upgrade(%d) after Unlock = false, want true", w)
+	}
+	s.Unlock()
+}
