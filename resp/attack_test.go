@@ -247,6 +247,19 @@ func TestScriptPatternLimits(t *testing.T) {
 	if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("resulting string too large")) {
 		t.Errorf("gsub past the bulk limit: got %.200q, want an error", out)
 	}
+	// One match whose replacement repeats it thousands of times: the
+	// limit holds within the match (it was checked only between matches,
+	// so this built 600 MB before failing).
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out = evalReply(s, `return #string.gsub(string.rep("a", 100000), ".+", string.rep("%0", 6000))`)
+	runtime.ReadMemStats(&after)
+	if !bytes.Contains(out, []byte("resulting string too large")) {
+		t.Errorf("gsub of one huge replacement: got %.200q, want an error", out)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("gsub of one huge replacement allocated %d MB before failing, want at most 64", grew>>20)
+	}
 	out = evalReply(s, `return {string.find(string.rep("a", 300), string.rep("a?", 300))}`)
 	if !bytes.Contains(out, []byte("pattern too complex")) {
 		t.Errorf("300 nested optional items: got %.200q, want pattern too complex", out)

@@ -16,6 +16,7 @@ package resp
 // gmatch.
 
 import (
+	"math"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -52,6 +53,7 @@ type matchState struct {
 	depth    int             // nested match calls
 	steps    int             // steps since the last context check
 	done     <-chan struct{} // the script's context: closed when it is stopped
+	limit    int             // the most bytes gsub's result may hold
 }
 
 // tick counts one step and stops the matcher once the script's context is
@@ -466,10 +468,38 @@ func raisePatternErrors(L *lua.LState) {
 	}
 }
 
+// optInteger is Lua 5.1's luaL_optinteger: argument n as an integer
+// (truncated), def when it is absent or nil; a string that reads as a
+// number counts as that number.
+func optInteger(L *lua.LState, n int, def int64) int64 {
+	if v := L.Get(n); v == lua.LNil {
+		return def
+	}
+	f := float64(L.CheckNumber(n))
+	switch {
+	case f != f:
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// cPattern is pat as Lua 5.1's matcher reads it: a C string, which ends at
+// its first NUL byte.
+func cPattern(pat string) string {
+	if i := strings.IndexByte(pat, 0); i >= 0 {
+		return pat[:i]
+	}
+	return pat
+}
+
 // strStart is Lua 5.1's start position for find and match: init counted
 // from the end when negative, clamped to [0, len(s)].
 func strStart(L *lua.LState, s string) int {
-	init := int64(L.OptInt(3, 1))
+	init := optInteger(L, 3, 1)
 	if init < 0 {
 		init += int64(len(s)) + 1
 	}
@@ -490,7 +520,8 @@ func strFindAux(L *lua.LState, find bool) int {
 	src := L.CheckString(1)
 	pat := L.CheckString(2)
 	init := strStart(L, src)
-	if find && (lua.LVAsBool(L.Get(4)) || !strings.ContainsAny(pat, patternSpecials)) {
+	if find && (lua.LVAsBool(L.Get(4)) || !strings.ContainsAny(cPattern(pat), patternSpecials)) {
+		// A plain search, the one place Lua 5.1 reads the whole pattern.
 		i := strings.Index(src[init:], pat)
 		if i < 0 {
 			L.Push(lua.LNil)
@@ -501,7 +532,7 @@ func strFindAux(L *lua.LState, find bool) int {
 		return 2
 	}
 	defer raisePatternErrors(L)
-	ms, p, anchor := anchoredMatchState(L, src, pat)
+	ms, p, anchor := anchoredMatchState(L, src, cPattern(pat))
 	for s := init; ; s++ {
 		ms.reset()
 		ms.tick()
@@ -525,7 +556,7 @@ func strFindAux(L *lua.LState, find bool) int {
 // in which '^' is an ordinary character.
 func strGmatch(L *lua.LState) int {
 	src := L.CheckString(1)
-	pat := L.CheckString(2)
+	pat := cPattern(L.CheckString(2))
 	pos := 0
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		defer raisePatternErrors(L)
@@ -550,17 +581,19 @@ func strGmatch(L *lua.LState) int {
 // strGsub is string.gsub, whose result may not pass the bulk-string limit.
 func (v *vm) strGsub(L *lua.LState) int {
 	src := L.CheckString(1)
-	pat := L.CheckString(2)
+	pat := cPattern(L.CheckString(2))
+	// The count is a C int in Lua 5.1 (it wraps at 32 bits), read before
+	// the replacement is checked.
+	maxN := int(int32(optInteger(L, 4, int64(len(src))+1)))
 	repl := L.Get(3)
 	switch repl.Type() {
 	case lua.LTNumber, lua.LTString, lua.LTTable, lua.LTFunction:
 	default:
 		L.ArgError(3, "string/function/table expected")
 	}
-	maxN := L.OptInt(4, len(src)+1)
-	limit := v.run.s.maxBulk()
 	defer raisePatternErrors(L)
 	ms, p, anchor := anchoredMatchState(L, src, pat)
+	ms.limit = v.run.s.maxBulk()
 	var b strings.Builder
 	s, n := 0, 0
 	for n < maxN {
@@ -575,23 +608,17 @@ func (v *vm) strGsub(L *lua.LState) int {
 		case e != -1 && e > s:
 			s = e
 		case s < len(src):
-			b.WriteByte(src[s])
+			ms.write(&b, src[s:s+1])
 			s++
 		default:
 			s = len(src) + 1 // done: nothing left to copy
-		}
-		if b.Len() > limit {
-			panic(patternError("resulting string too large"))
 		}
 		if s > len(src) || anchor {
 			break
 		}
 	}
 	if s < len(src) {
-		b.WriteString(src[s:])
-	}
-	if b.Len() > limit {
-		panic(patternError("resulting string too large"))
+		ms.write(&b, src[s:])
 	}
 	L.Push(lua.LString(b.String()))
 	L.Push(lua.LNumber(n))
@@ -620,12 +647,12 @@ func (ms *matchState) addValue(L *lua.LState, b *strings.Builder, s, e int, repl
 	}
 	switch x := val.(type) {
 	case lua.LString:
-		b.WriteString(string(x))
+		ms.write(b, string(x))
 	case lua.LNumber:
-		b.WriteString(formatLuaNumber(float64(x)))
+		ms.write(b, formatLuaNumber(float64(x)))
 	default:
 		if !lua.LVAsBool(val) {
-			b.WriteString(ms.src[s:e]) // false or nil: keep the match
+			ms.write(b, ms.src[s:e]) // false or nil: keep the match
 			return
 		}
 		panic(patternError("invalid replacement value (a " + val.Type().String() + ")"))
@@ -640,24 +667,41 @@ func (ms *matchState) addString(b *strings.Builder, r string, s, e int) {
 	for i := 0; i < len(r); i++ {
 		c := r[i]
 		if c != '%' {
-			b.WriteByte(c)
+			j := strings.IndexByte(r[i:], '%')
+			if j < 0 {
+				j = len(r) - i
+			}
+			ms.write(b, r[i:i+j])
+			i += j - 1
 			continue
 		}
 		i++
 		switch {
 		case i == len(r):
-			b.WriteByte(0)
+			ms.write(b, "\x00")
 		case !isDigit(r[i]):
-			b.WriteByte(r[i])
+			ms.write(b, r[i:i+1])
 		case r[i] == '0':
-			b.WriteString(ms.src[s:e])
+			ms.write(b, ms.src[s:e])
 		default:
 			switch v := ms.captureValue(int(r[i]-'1'), s, e).(type) {
 			case lua.LString:
-				b.WriteString(string(v))
+				ms.write(b, string(v))
 			case lua.LNumber:
-				b.WriteString(formatLuaNumber(float64(v)))
+				ms.write(b, formatLuaNumber(float64(v)))
 			}
 		}
 	}
+}
+
+// write appends piece to gsub's result b, which may not grow past the
+// bulk-string limit; a long piece counts as matcher steps, so that a
+// replacement copied many times stops with the script.
+func (ms *matchState) write(b *strings.Builder, piece string) {
+	if b.Len()+len(piece) > ms.limit {
+		panic(patternError("resulting string too large"))
+	}
+	ms.steps += len(piece) >> 6
+	ms.tick()
+	b.WriteString(piece)
 }

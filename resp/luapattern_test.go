@@ -34,6 +34,9 @@ put(pcall(string.match, S, P, I))
 put(pcall(string.gsub, S, P, R))
 put(pcall(string.gsub, S, P, R, 2))
 put(pcall(string.gsub, S, P, 7))
+put(pcall(string.gsub, S, P, R, I))
+put(pcall(string.find, S, P, ARGV[4]))
+put(pcall(string.gsub, S, P, R, ARGV[4]))
 put(pcall(string.gsub, S, P, {a = "T", b = false, ["()"] = 7}))
 put(pcall(string.gsub, S, P, function(a, b) if a == "b" then return nil end return tostring(a) .. "/" .. tostring(b) end))
 put(pcall(function()
@@ -110,6 +113,17 @@ var fixedPatternCases = []patternCase{
 	{"x = 1, y = 22", "(%w+)%s*=%s*(%w+)", "%2=%1", "1"},
 	{"  trim me  ", "^%s*(.-)%s*$", "%1", "1"},
 	{"a\x00b\x00", "[%z]", "0", "1"},
+	// A NUL ends a pattern in Lua 5.1, except for find's plain search.
+	{"a\x00x", "a\x00.", "N", "1"},
+	{"a\x00b", "a\x00b", "N", "1"},
+	{"a\x00b", "a\x00z", "N", "1"},
+	{"a\x00b", "[\x00]", "N", "1"},
+	{"a\x00b", "%\x00", "N", "1"},
+	{"a\x00b", "\x00", "X", "1"},
+	// The count is a C int: 2^31 and 2^32 wrap; the start is not.
+	{"abcb", "b", "x", "4294967296"},
+	{"abcb", "b", "x", "2147483648"},
+	{"abcb", "b", "x", "4294967297"},
 }
 
 // randomPatternCase builds a case from small alphabets, so that matches,
