@@ -236,6 +236,27 @@ func TestScriptSlowBuiltinStopped(t *testing.T) {
 	}
 }
 
+// TestScriptMemoryBounded: a script may allocate as fast as the machine
+// fills memory (here a table of 16 MB strings held 1.3 GB when the time
+// limit stopped it, on a VM that faults memory in at a few hundred MB/s; a
+// faster machine runs out of memory first, and then the process dies: no
+// recover catches that). gopher-lua accounts no memory, so a watchdog that
+// polls the heap while a script runs stops it (here at 32 MB of growth;
+// 1 GiB by default).
+func TestScriptMemoryBounded(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	resp.SetScriptMemory(s, 32<<20)
+	out := evalReply(s, `local t = {} for i = 1, 64 do t[i] = string.rep(tostring(i), 8388608) end return #t`)
+	if !bytes.Contains(out, []byte("Script killed: it grew the heap")) {
+		t.Fatalf("a table of 8 MB strings: got %.200q, want the script killed", out)
+	}
+	// The server goes on serving scripts.
+	if out := evalReply(s, `return 1 + 1`); string(out) != ":2\r\n" {
+		t.Errorf("script after a killed one: got %q", out)
+	}
+}
+
 // TestScriptPatternLimits: gsub's result is held to the bulk-string limit
 // (gopher-lua's grew without one), and the matcher's recursion to 200
 // levels, as in Lua 5.2 and later, where 5.1 recursed until its C stack

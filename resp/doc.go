@@ -82,9 +82,13 @@
 // a pattern backtracks past the time limit, gsub takes linear time and its
 // result is held to the bulk-string limit, and a pattern that nests more
 // than 200 levels of matching is an error ("pattern too complex", as in Lua
-// 5.2 and later). A script's memory is not accounted, as gopher-lua offers
-// no hook for it; scripts are trusted code, as in Redis. Every distinct
-// script stays cached until SCRIPT FLUSH, as in Redis 7.0.
+// 5.2 and later). gopher-lua accounts no memory, so a script that runs
+// past 10 ms is watched: once it has grown the process heap by more than
+// 1 GiB it is stopped with an error ("Script killed: it grew the heap ..."),
+// which keeps one script from exhausting the machine's memory (Redis caps
+// no script's memory either). The watch sees the whole process, and one
+// instruction may overshoot it by what it allocates. Every distinct script
+// stays cached until SCRIPT FLUSH, as in Redis 7.0.
 //
 // # Tests
 //

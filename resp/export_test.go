@@ -87,3 +87,7 @@ func PlantGreedyLazy() (undo func()) {
 
 // SetScriptLimit stops s's scripts after d instead of five seconds.
 func SetScriptLimit(s *Server, d time.Duration) { s.scriptLimit = d }
+
+// SetScriptMemory stops s's scripts once they grow the heap by n bytes
+// instead of 1 GiB.
+func SetScriptMemory(s *Server, n uint64) { s.scriptMemory = n }

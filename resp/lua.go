@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -46,8 +47,8 @@ type vm struct {
 	fns    map[string]*lua.LFunction
 	gen    uint64 // the script cache generation fns belongs to
 	cancel context.CancelFunc
-	timer  *time.Timer // stops a script running past scriptTimeout
-	killed bool        // the last run was stopped at scriptTimeout
+	dog    *watchdog // stops a script past its time or memory limit
+	killed bool      // the last run was stopped by the watchdog
 	// threads is set when a run creates a coroutine: gopher-lua gives each
 	// one a child of the interpreter's context and releases it only when
 	// the coroutine finishes, so the run ends by replacing the context,
@@ -101,23 +102,20 @@ func (p *vmPool) close() {
 }
 
 func (v *vm) close() {
-	v.timer.Stop()
+	v.dog.close()
 	v.cancel()
 	v.L.Close()
 }
 
-// newContext gives the interpreter a fresh context, cancelled by the timer
-// that stops a script at scriptTimeout, and cancels the one it replaces.
+// newContext gives the interpreter a fresh context, which the watchdog
+// cancels to stop a script, and cancels the one it replaces.
 func (v *vm) newContext() {
 	if v.cancel != nil {
-		v.timer.Stop()
 		v.cancel()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
 	v.L.SetContext(ctx)
-	v.timer = time.AfterFunc(time.Hour, cancel)
-	v.timer.Stop()
 	v.threads = false
 }
 
@@ -143,7 +141,7 @@ func newVM() *vm {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	v := &vm{L: L, fns: map[string]*lua.LFunction{}}
+	v := &vm{L: L, fns: map[string]*lua.LFunction{}, dog: newWatchdog()}
 	v.newContext()
 
 	g := L.G.Global
@@ -462,15 +460,24 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	if run.s.scriptLimit != 0 {
 		limit = run.s.scriptLimit
 	}
-	v.timer.Reset(limit)
+	memory := uint64(scriptMemory)
+	if run.s.scriptMemory != 0 {
+		memory = run.s.scriptMemory
+	}
+	v.dog.start(v.cancel, limit, memory)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
-	v.killed = !v.timer.Stop()
+	reason := v.dog.end()
+	v.killed = reason != notKilled
 	if v.threads && !v.killed {
 		v.newContext()
 	}
-	if v.killed {
+	switch reason {
+	case killedTime:
 		err = &lua.ApiError{Object: errTable(L, "ERR Script killed after running for "+limit.String())}
+	case killedMemory:
+		err = &lua.ApiError{Object: errTable(L, fmt.Sprintf(
+			"ERR Script killed: it grew the heap by more than %d MB", memory>>20))}
 	}
 	if err != nil {
 		writeLuaError(w, err, run.sha)

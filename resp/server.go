@@ -86,6 +86,9 @@ type Server struct {
 	// scriptLimit, set only by the package's tests, replaces scriptTimeout
 	// when it is not 0, so a test of the limit need not wait five seconds.
 	scriptLimit time.Duration
+	// scriptMemory, set only by the package's tests, replaces the heap
+	// growth past which a script is stopped (scriptMemory) when not 0.
+	scriptMemory uint64
 }
 
 // New returns a server over opts.Engine (or a new engine). It does not
