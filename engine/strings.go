@@ -53,12 +53,8 @@ func (e *Engine) Set(key, value string) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
 	s.Lock()
-	e.setLocked(s, h, key, value)
-	s.Unlock()
-}
-
-func (e *Engine) setLocked(s *shardT, h uint64, key, value string) {
 	e.swapLocked(s, h, key, value)
+	s.Unlock()
 }
 
 // swapLocked stores value under key with no deadline, in the key's entry

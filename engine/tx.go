@@ -76,7 +76,7 @@ func (tx *Tx) Get(key string) (string, bool) {
 // Set is Engine.Set inside the section.
 func (tx *Tx) Set(key, value string) {
 	s, h := tx.shard(key)
-	tx.e.setLocked(s, h, key, value)
+	tx.e.swapLocked(s, h, key, value)
 }
 
 // SetWith is Engine.SetWith inside the section.

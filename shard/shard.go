@@ -320,6 +320,7 @@ func (s *Table) Lookup(v, h uint64, key string) (value string, exp int64, hd Han
 			if atomic.LoadUint64(&s.seq) != v {
 				return "", 0, 0, 0, false, false
 			}
+			// The copy is consistent: its key's bytes never change.
 			if sameString(k, key) {
 				return val, x, Handle(hd), int32(int(g)*groupSlots + i), true, true
 			}
