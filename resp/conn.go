@@ -41,12 +41,15 @@ type conn struct {
 	// Event-loop connections (Linux sockets) are driven by a loop instead
 	// of a goroutine: fd is the socket (-1 otherwise), blocked is set while
 	// replies wait for the client to read, and closing once the
-	// connection is to close when they have all been written.
-	fd      int
-	lp      *loop
-	blocked bool
-	closing bool
-	events  uint32 // the readiness the loop saw
+	// connection is to close when they have all been written. writeWatch
+	// is set while the loop waits for the socket to be writable rather
+	// than readable.
+	fd         int
+	lp         *loop
+	blocked    bool
+	closing    bool
+	writeWatch bool
+	events     uint32 // the readiness the loop saw
 
 	x call // reused for every command
 }

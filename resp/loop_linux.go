@@ -205,19 +205,8 @@ func (c *conn) onEvents() {
 			c.closeFD() // the last replies before a close are written
 			return
 		}
-		// Drained: run the requests that waited, then read again.
-		if !c.process() {
-			c.end()
-			return
-		}
-		if !c.flush() {
-			c.closeFD()
-			return
-		}
-		if c.blocked {
-			return
-		}
-		c.watchRead()
+		c.runPending() // drained: run the requests that waited
+		return
 	}
 	if c.events&(syscall.EPOLLIN|syscall.EPOLLHUP|syscall.EPOLLERR|syscall.EPOLLRDHUP) == 0 || c.blocked {
 		return
@@ -235,12 +224,43 @@ func (c *conn) onEvents() {
 		return
 	}
 	c.rd.w += n
-	if !c.process() {
-		c.end()
-		return
+	c.runPending()
+}
+
+// afterProcess, when set (by tests), runs between process and the flush
+// after it: the moment a client may read the replies that blocked.
+var afterProcess func(*conn)
+
+// runPending runs the complete requests in the read buffer and writes
+// their replies, until none is left or the socket takes no more; then the
+// loop waits for requests again, or for the socket to drain. process stops
+// at a reply the socket does not take; if the client reads it before the
+// flush that follows, that flush drains, and the requests behind it must
+// run now: the client has sent them already, so no readiness would
+// announce them again.
+func (c *conn) runPending() {
+	for {
+		if !c.process() {
+			c.end()
+			return
+		}
+		stopped := c.blocked // requests may be left behind the blocked reply
+		if afterProcess != nil {
+			afterProcess(c)
+		}
+		if !c.flush() {
+			c.closeFD()
+			return
+		}
+		if c.blocked {
+			return // the loop waits for the socket to drain
+		}
+		if !stopped {
+			break
+		}
 	}
-	if !c.flush() {
-		c.closeFD()
+	if c.writeWatch {
+		c.watchRead()
 	}
 }
 
@@ -290,11 +310,13 @@ func (c *conn) flushFD() bool {
 // still reports EPOLLERR or EPOLLHUP with EPOLLOUT, and the failed write
 // closes the connection.
 func (c *conn) watchWrite() {
+	c.writeWatch = true
 	ev := syscall.EpollEvent{Events: syscall.EPOLLOUT, Fd: int32(c.fd)}
 	_ = syscall.EpollCtl(c.lp.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
 }
 
 func (c *conn) watchRead() {
+	c.writeWatch = false
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
 	_ = syscall.EpollCtl(c.lp.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
 }
