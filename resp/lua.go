@@ -168,6 +168,41 @@ func newVM() *vm {
 	str.RawSetString("match", L.NewFunction(strMatch))
 	str.RawSetString("gmatch", L.NewFunction(strGmatch))
 	str.RawSetString("gsub", L.NewFunction(v.strGsub))
+	// Number conversions and string.format are Lua 5.1's (luanumber.go,
+	// luaformat.go), and integer arguments may be numeric strings.
+	str.RawSetString("format", L.NewFunction(strFormat))
+	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
+	g.RawSetString("tostring", L.NewFunction(luaToStringFunc(g.RawGetString("tostring").(*lua.LFunction))))
+	tab := g.RawGetString("table").(*lua.LTable)
+	for _, w := range []struct {
+		t         *lua.LTable
+		name      string
+		from      int
+		positions []int
+	}{
+		{str, "sub", 0, []int{2, 3}},
+		{str, "rep", 0, []int{2}},
+		{str, "byte", 0, []int{2, 3}},
+		{str, "char", 1, nil},
+		{tab, "concat", 0, []int{3, 4}},
+		{tab, "remove", 0, []int{2}},
+		{g, "unpack", 0, []int{2, 3}},
+		{g, "select", 0, []int{1}},
+		{g.RawGetString("math").(*lua.LTable), "random", 0, []int{1, 2}},
+	} {
+		orig := w.t.RawGetString(w.name).(*lua.LFunction)
+		w.t.RawSetString(w.name, L.NewFunction(numericArgs(orig, w.from, w.positions...)))
+	}
+	// table.insert's second argument is a position only when a third
+	// follows: table.insert(t, "5") appends the string.
+	insert := tab.RawGetString("insert").(*lua.LFunction)
+	insertPos := numericArgs(insert, 0, 2)
+	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() == 3 {
+			return insertPos(L)
+		}
+		return callOriginal(L, insert)
+	}))
 	// Each coroutine resumed inside another nests Go calls and a new
 	// interpreter stack, and gopher-lua sets no limit: recursion through
 	// coroutines held the database for minutes and grew without bound.
@@ -231,15 +266,16 @@ func newVM() *vm {
 	return v
 }
 
-// luaError is Lua 5.1's error: numbers, like strings, get the position of
-// the caller prefixed.
+// luaError is Lua 5.1's error: a string or number message gets the
+// position of the function level calls up (1: error's caller), if that is
+// a Lua function; level 0 raises the value as it is.
 func luaError(L *lua.LState) int {
-	obj := L.CheckAny(1)
+	obj := L.Get(1) // error() raises nil
 	level := L.OptInt(2, 1)
-	if n, ok := obj.(lua.LNumber); ok {
-		obj = lua.LString(formatLuaNumber(float64(n)))
+	if s, ok := toStringArg(obj); ok && level > 0 {
+		obj = lua.LString(luaWhere(L, level) + s)
 	}
-	L.Error(obj, level)
+	L.Error(obj, 0)
 	return 0
 }
 
@@ -582,14 +618,6 @@ func luaToString(v lua.LValue) lua.LValue {
 	default:
 		return lua.LString(v.String())
 	}
-}
-
-// formatLuaNumber formats n as Lua 5.1's tostring ("%.14g").
-func formatLuaNumber(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
 // writeLuaError replies a script's runtime error as Redis: "<err> script:

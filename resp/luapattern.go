@@ -462,7 +462,7 @@ func anchoredMatchState(L *lua.LState, src, pat string) (ms *matchState, p int, 
 func raisePatternErrors(L *lua.LState) {
 	if r := recover(); r != nil {
 		if msg, ok := r.(patternError); ok {
-			L.RaiseError("%s", string(msg))
+			luaRaise(L, string(msg))
 		}
 		panic(r)
 	}
@@ -589,7 +589,7 @@ func (v *vm) strGsub(L *lua.LState) int {
 	switch repl.Type() {
 	case lua.LTNumber, lua.LTString, lua.LTTable, lua.LTFunction:
 	default:
-		L.ArgError(3, "string/function/table expected")
+		luaArgError(L, 3, "gsub", "string/function/table expected")
 	}
 	defer raisePatternErrors(L)
 	ms, p, anchor := anchoredMatchState(L, src, pat)
