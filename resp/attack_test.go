@@ -281,6 +281,13 @@ func TestScriptPatternLimits(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
 		t.Errorf("gsub of one huge replacement allocated %d MB before failing, want at most 64", grew>>20)
 	}
+	// string.format of many %s of one large argument: each item is
+	// small to write, the whole is not.
+	out = evalReply(s, `local big = string.rep("x", 100000) local t = {} for i = 1, 5000 do t[i] = big end
+		return #string.format(string.rep("%s", 5000), unpack(t))`)
+	if !bytes.Contains(out, []byte("resulting string too large")) {
+		t.Errorf("format of 5,000 copies of 100 kB: got %.200q, want an error", out)
+	}
 	out = evalReply(s, `return {string.find(string.rep("a", 300), string.rep("a?", 300))}`)
 	if !bytes.Contains(out, []byte("pattern too complex")) {
 		t.Errorf("300 nested optional items: got %.200q, want pattern too complex", out)

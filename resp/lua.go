@@ -170,7 +170,7 @@ func newVM() *vm {
 	str.RawSetString("gsub", L.NewFunction(v.strGsub))
 	// Number conversions and string.format are Lua 5.1's (luanumber.go,
 	// luaformat.go), and integer arguments may be numeric strings.
-	str.RawSetString("format", L.NewFunction(strFormat))
+	str.RawSetString("format", L.NewFunction(v.strFormat))
 	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
 	g.RawSetString("tostring", L.NewFunction(luaToStringFunc(g.RawGetString("tostring").(*lua.LFunction))))
 	tab := g.RawGetString("table").(*lua.LTable)

@@ -19,8 +19,11 @@ import (
 // effect; Lua refuses more than five of them in a row.
 const formatFlags = "-+ #0"
 
-// strFormat is Lua 5.1's string.format.
-func strFormat(L *lua.LState) int {
+// strFormat is Lua 5.1's string.format, with its result held to the
+// bulk-string limit (many %s of one large argument would otherwise
+// allocate without bound inside one call).
+func (v *vm) strFormat(L *lua.LState) int {
+	limit := v.run.s.maxBulk()
 	fs, ok := toStringArg(L.Get(1))
 	if !ok {
 		luaArgError(L, 1, "format", "string expected, got "+typeName(L, 1))
@@ -29,6 +32,9 @@ func strFormat(L *lua.LState) int {
 	arg := 1
 	var b strings.Builder
 	for i := 0; i < len(fs); {
+		if b.Len() > limit {
+			luaRaise(L, "resulting string too large")
+		}
 		c := fs[i]
 		i++
 		if c != '%' {
@@ -78,6 +84,9 @@ func strFormat(L *lua.LState) int {
 		default:
 			luaRaise(L, "invalid option '%"+string(conv)+"' to 'format'")
 		}
+	}
+	if b.Len() > limit {
+		luaRaise(L, "resulting string too large")
 	}
 	L.Push(lua.LString(b.String()))
 	return 1
