@@ -22,17 +22,23 @@ func evalReply(s *resp.Server, src string, args ...string) []byte {
 // TestScriptStringRepTooLarge: string.rep asked for a terabyte used to
 // abort the whole process ("fatal error: runtime: out of memory", which no
 // recover catches). It is now an error, as a string past proto-max-bulk-len.
+// Counts past a C int wrap as in Redis's Lua (2^40 is 0: an empty string).
 func TestScriptStringRepTooLarge(t *testing.T) {
 	s := resp.New(resp.Options{})
 	defer s.Close()
 	for _, src := range []string{
-		`return string.rep("x", 2^40)`,
-		`return ("xy"):rep(2^39)`,
-		`return string.rep("x", 2^62)`,
+		`return string.rep("x", 2^31-1)`,
+		`return ("xy"):rep(2^30)`,
+		`return string.rep("x", 2^32+2^31-1)`,
 	} {
 		out := evalReply(s, src)
 		if !bytes.HasPrefix(out, []byte("-ERR ")) || !bytes.Contains(out, []byte("resulting string too large")) {
 			t.Errorf("%s: got %q, want a 'resulting string too large' error", src, out)
+		}
+	}
+	for _, src := range []string{`return string.rep("x", 2^40)`, `return string.rep("x", 2^62)`} {
+		if out := evalReply(s, src); string(out) != "$0\r\n\r\n" {
+			t.Errorf("%s: got %q, want an empty string (the count wraps to 0)", src, out)
 		}
 	}
 	if out := evalReply(s, `return #string.rep("ab", 1000)`); string(out) != ":2000\r\n" {
@@ -49,7 +55,7 @@ func TestScriptHugeResultCounts(t *testing.T) {
 	defer s.Close()
 	for src, want := range map[string]string{
 		`return unpack({}, 1, 1e8)`:                       "too many results to unpack",
-		`return unpack({}, -2^31, 2^31)`:                  "too many results to unpack",
+		`return unpack({}, -2^31, 2^31-1)`:                "too many results to unpack",
 		`return string.byte(string.rep("x", 1e7), 1, -1)`: "string slice too long",
 	} {
 		out := evalReply(s, src)

@@ -177,26 +177,26 @@ func newVM() *vm {
 	for _, w := range []struct {
 		t         *lua.LTable
 		name      string
+		width     int // 32: a C int in Lua 5.1; 64: a ptrdiff_t
 		from      int
 		positions []int
 	}{
-		{str, "sub", 0, []int{2, 3}},
-		{str, "rep", 0, []int{2}},
-		{str, "byte", 0, []int{2, 3}},
-		{str, "char", 1, nil},
-		{tab, "concat", 0, []int{3, 4}},
-		{tab, "remove", 0, []int{2}},
-		{g, "unpack", 0, []int{2, 3}},
-		{g, "select", 0, []int{1}},
-		{g.RawGetString("math").(*lua.LTable), "random", 0, []int{1, 2}},
+		{str, "sub", 64, 0, []int{2, 3}},
+		{str, "byte", 64, 0, []int{2, 3}},
+		{str, "rep", 32, 0, []int{2}},
+		{str, "char", 32, 1, nil},
+		{tab, "remove", 32, 0, []int{2}},
+		{g, "select", 32, 0, []int{1}},
 	} {
 		orig := w.t.RawGetString(w.name).(*lua.LFunction)
-		w.t.RawSetString(w.name, L.NewFunction(numericArgs(orig, w.from, w.positions...)))
+		w.t.RawSetString(w.name, L.NewFunction(numericArgs(orig, w.width, w.from, w.positions...)))
 	}
+	tab.RawSetString("concat", L.NewFunction(v.tableConcat))
+	g.RawGetString("math").(*lua.LTable).RawSetString("random", L.NewFunction(mathRandom))
 	// table.insert's second argument is a position only when a third
 	// follows: table.insert(t, "5") appends the string.
 	insert := tab.RawGetString("insert").(*lua.LFunction)
-	insertPos := numericArgs(insert, 0, 2)
+	insertPos := numericArgs(insert, 32, 0, 2)
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() == 3 {
 			return insertPos(L)
@@ -314,20 +314,29 @@ func callNested(L *lua.LState, fn *lua.LFunction) int {
 
 // luaUnpack is Lua 5.1's unpack, which refuses to return more values than
 // its stack holds; gopher-lua's pushes any number, for as long as it takes.
+// Its bounds are C ints, and so is the count: unpack(t, 0/0) starts at 0
+// (NaN converts to 0 there), and a range whose count wraps is refused.
 func luaUnpack(L *lua.LState) int {
 	t := L.CheckTable(1)
-	i := int64(L.OptInt(2, 1))
-	e := int64(L.OptInt(3, t.Len()))
+	i := int32(1)
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		i = luaCInt(L, 2, "unpack")
+	}
+	e := int32(t.Len())
+	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
+		e = luaCInt(L, 3, "unpack")
+	}
 	if i > e {
 		return 0
 	}
-	if e-i >= maxLuaResults {
-		L.RaiseError("too many results to unpack")
+	n := e - i + 1 // wraps as C's int does
+	if n <= 0 || n >= maxLuaResults {
+		luaRaise(L, "too many results to unpack")
 	}
-	for k := i; k <= e; k++ {
-		L.Push(t.RawGetInt(int(k)))
+	for k := range n {
+		L.Push(t.RawGetInt(int(i + k)))
 	}
-	return int(e - i + 1)
+	return int(n)
 }
 
 // strByte is Lua 5.1's string.byte: the end defaults to the start, and at

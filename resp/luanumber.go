@@ -18,6 +18,7 @@ package resp
 import (
 	"math"
 	"math/bits"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -372,17 +373,40 @@ func callOriginal(L *lua.LState, orig *lua.LFunction) int {
 	return orig.GFunction(L)
 }
 
-// numericArgs wraps a builtin so that the arguments at the given positions
-// (all from the first when from is set) that are numeric strings become
-// numbers first: Lua 5.1 takes "2" wherever it takes 2, gopher-lua's
-// integer arguments do not.
-func numericArgs(orig *lua.LFunction, from int, positions ...int) lua.LGFunction {
+// luaCInt is Lua 5.1's luaL_checkint for argument n of the builtin fname:
+// a number or numeric string, converted as x86-64's C converts a double to
+// a 64-bit integer and then to an int (NaN and 2^32 become 0).
+func luaCInt(L *lua.LState, n int, fname string) int32 {
+	f, ok := toNumber(L.Get(n))
+	if !ok {
+		luaArgError(L, n, fname, "number expected, got "+typeName(L, n))
+	}
+	return int32(cInt64(f))
+}
+
+// clampIndex keeps a 64-bit string index within ±2^52, where gopher-lua's
+// arithmetic on it cannot overflow; every string is shorter, so the index
+// means the same.
+func clampIndex(n int64) int64 { return max(-1<<52, min(n, 1<<52)) }
+
+// numericArgs wraps a builtin so that its integer arguments at the given
+// positions (all from the first when from is set) convert as Lua 5.1's do
+// before gopher-lua reads them: numeric strings become numbers (Lua takes
+// "2" wherever it takes 2), and numbers become C integers of the given
+// width (32 for an int, 64 for a ptrdiff_t), so that NaN, infinities and
+// huge values wrap as they do in Redis instead of reaching gopher-lua as
+// Go ints near the limits of int64.
+func numericArgs(orig *lua.LFunction, width, from int, positions ...int) lua.LGFunction {
 	convert := func(L *lua.LState, i int) {
-		if s, ok := L.Get(i).(lua.LString); ok {
-			if f, ok := str2number(string(s)); ok {
-				L.Replace(i, lua.LNumber(f))
-			}
+		f, ok := toNumber(L.Get(i))
+		if !ok {
+			return // gopher-lua reports the type error
 		}
+		n := clampIndex(cInt64(f))
+		if width == 32 {
+			n = int64(int32(cInt64(f)))
+		}
+		L.Replace(i, lua.LNumber(n))
 	}
 	return func(L *lua.LState) int {
 		top := L.GetTop()
@@ -398,4 +422,76 @@ func numericArgs(orig *lua.LFunction, from int, positions ...int) lua.LGFunction
 		}
 		return callOriginal(L, orig)
 	}
+}
+
+// tableConcat is Lua 5.1's table.concat: numbers in the table, and a
+// number as the separator, print as "%.14g"; the bounds are C ints; a
+// value that is neither string nor number is an error naming its index;
+// and the result is held to the bulk-string limit.
+func (v *vm) tableConcat(L *lua.LState) int {
+	sep := ""
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		s, ok := toStringArg(L.Get(2))
+		if !ok {
+			luaArgError(L, 2, "concat", "string expected, got "+typeName(L, 2))
+		}
+		sep = s
+	}
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		luaArgError(L, 1, "concat", "table expected, got "+typeName(L, 1))
+	}
+	i := int32(1)
+	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
+		i = luaCInt(L, 3, "concat")
+	}
+	last := int32(t.Len())
+	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
+		last = luaCInt(L, 4, "concat")
+	}
+	limit := v.run.s.maxBulk()
+	var b strings.Builder
+	for k := int64(i); k <= int64(last); k++ {
+		s, ok := toStringArg(t.RawGetInt(int(k)))
+		if !ok {
+			luaRaise(L, "invalid value ("+t.RawGetInt(int(k)).Type().String()+") at index "+
+				strconv.FormatInt(k, 10)+" in table for 'concat'")
+		}
+		b.WriteString(s)
+		if k < int64(last) {
+			b.WriteString(sep)
+		}
+		if b.Len() > limit {
+			luaRaise(L, "resulting string too large")
+		}
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
+}
+
+// mathRandom is Lua 5.1's math.random: with no argument a number in
+// [0, 1), with u one in [1, u], with l and u one in [l, u]; an empty
+// interval or a third argument is an error (gopher-lua's panicked inside
+// Go's rand for an empty one).
+func mathRandom(L *lua.LState) int {
+	r := rand.Float64()
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := luaCInt(L, 1, "random")
+		if u < 1 {
+			luaArgError(L, 1, "random", "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+	case 2:
+		l, u := luaCInt(L, 1, "random"), luaCInt(L, 2, "random")
+		if l > u {
+			luaArgError(L, 2, "random", "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*(float64(u)-float64(l)+1)) + float64(l)))
+	default:
+		luaRaise(L, "wrong number of arguments")
+	}
+	return 1
 }
