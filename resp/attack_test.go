@@ -294,6 +294,16 @@ func TestScriptPatternLimits(t *testing.T) {
 	if !bytes.Contains(out, []byte("resulting string too large")) {
 		t.Errorf("format of 5,000 copies of 100 kB: got %.200q, want an error", out)
 	}
+	// %q writes a NUL as four bytes: the limit holds inside one item.
+	runtime.ReadMemStats(&before)
+	out = evalReply(s, `return #string.format("%q", string.rep("\0", 1000000))`)
+	runtime.ReadMemStats(&after)
+	if !bytes.Contains(out, []byte("resulting string too large")) {
+		t.Errorf("%%q of 1 MB of NULs: got %.200q, want an error", out)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Errorf("%%q of 1 MB of NULs allocated %d MB before failing, want at most 8", grew>>20)
+	}
 	out = evalReply(s, `return {string.find(string.rep("a", 300), string.rep("a?", 300))}`)
 	if !bytes.Contains(out, []byte("pattern too complex")) {
 		t.Errorf("300 nested optional items: got %.200q, want pattern too complex", out)

@@ -66,18 +66,21 @@
 // conversions between Lua values and replies. Each script is compiled once
 // and each interpreter instantiates it once; interpreters are pooled and
 // reused, and one whose shared tables a script managed to change is
-// discarded. tonumber, tostring, string.format and error are the server's
-// own, checked against Redis's Lua: numbers print as "%.14g", strings
-// convert as the C library reads them ("1e2", "0x1p4", "inf"), format's
-// conversions are C's, a builtin's error carries the caller's position
-// only when a Lua function called it, and the string and table functions
-// take numeric strings for integers (string.sub(s, 1, ARGV[1])). Two
+// discarded. tonumber, tostring, string.format, string.char,
+// table.concat, math.random and error are the server's own, checked
+// against Redis's Lua: numbers print as "%.14g" (math.huge is infinity),
+// strings convert as the C library reads them ("1e2", "0x1p4", "inf"),
+// format's conversions are C's, a builtin's error carries the caller's
+// position only when a Lua function called it, and the string and table
+// functions take numeric strings for integers (string.sub(s, 1, ARGV[1]))
+// and convert integers as Lua 5.1's C ints (NaN and 2^32 are 0). Two
 // conversions inside gopher-lua's virtual machine still differ: the ..
 // operator prints a number in Go's shortest form (1/3 with 16 digits,
 // 1e15 in full), and arithmetic reads strings with Go's rules ("010" + 0
 // is 8). Other error texts of the Lua implementation (syntax errors,
 // "attempt to index ...", the argument errors of the other builtins) are
-// gopher-lua's.
+// gopher-lua's, and an argument error in a method call (("%d"):format("x"))
+// counts the receiver as argument 1, where Lua does not.
 // A script that runs longer than five seconds is stopped with an error
 // (Redis would let it run and answer BUSY to others; here it holds the
 // engine's locks). The limit is checked between Lua instructions, so the

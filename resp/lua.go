@@ -184,14 +184,20 @@ func newVM() *vm {
 		{str, "sub", 64, 0, []int{2, 3}},
 		{str, "byte", 64, 0, []int{2, 3}},
 		{str, "rep", 32, 0, []int{2}},
-		{str, "char", 32, 1, nil},
 		{tab, "remove", 32, 0, []int{2}},
 		{g, "select", 32, 0, []int{1}},
 	} {
 		orig := w.t.RawGetString(w.name).(*lua.LFunction)
 		w.t.RawSetString(w.name, L.NewFunction(numericArgs(orig, w.width, w.from, w.positions...)))
 	}
+	for _, name := range []string{"sub", "len", "upper", "lower", "reverse", "rep", "byte"} {
+		orig := str.RawGetString(name).(*lua.LFunction)
+		str.RawSetString(name, L.NewFunction(stringArgs(orig, 1)))
+	}
 	tab.RawSetString("concat", L.NewFunction(v.tableConcat))
+	str.RawSetString("char", L.NewFunction(strChar))
+	// Lua's math.huge is infinity; gopher-lua's is the largest finite number.
+	g.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
 	g.RawGetString("math").(*lua.LTable).RawSetString("random", L.NewFunction(mathRandom))
 	// table.insert's second argument is a position only when a third
 	// follows: table.insert(t, "5") appends the string.
@@ -271,7 +277,10 @@ func newVM() *vm {
 // a Lua function; level 0 raises the value as it is.
 func luaError(L *lua.LState) int {
 	obj := L.Get(1) // error() raises nil
-	level := L.OptInt(2, 1)
+	level := 1
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		level = int(luaCInt(L, 2, "error"))
+	}
 	if s, ok := toStringArg(obj); ok && level > 0 {
 		obj = lua.LString(luaWhere(L, level) + s)
 	}
@@ -641,7 +650,7 @@ func writeLuaError(w replier, err error, sha string) {
 		w.errorReply("ERR Error running script " + sha + ", " + truncate(sanitize(lua.LVAsString(luaToString(obj))), 100))
 		return
 	}
-	msg := lua.LVAsString(t.RawGetString("err"))
+	msg := cString(lua.LVAsString(t.RawGetString("err"))) // Redis reads it as a C string
 	src, line := t.RawGetString("source"), t.RawGetString("line")
 	msg = strings.TrimLeft(msg, "-")
 	if src != lua.LNil && line != lua.LNil {

@@ -69,7 +69,9 @@ func (v *vm) strFormat(L *lua.LState) int {
 			b.WriteString(cString(spec.float(conv, checkNumber(L, arg))))
 		case 'q':
 			s := checkString(L, arg)
-			addQuoted(&b, s)
+			if !addQuoted(&b, s, limit) {
+				luaRaise(L, "resulting string too large")
+			}
 		case 's':
 			s := checkString(L, arg)
 			if !spec.hasPrec && len(s) >= 100 {
@@ -82,7 +84,11 @@ func (v *vm) strFormat(L *lua.LState) int {
 			}
 			b.WriteString(spec.pad(s))
 		default:
-			luaRaise(L, "invalid option '%"+string(conv)+"' to 'format'")
+			c := string(conv)
+			if conv == 0 {
+				c = "" // a format ending in '%': Lua's message drops the NUL
+			}
+			luaRaise(L, "invalid option '%"+c+"' to 'format'")
 		}
 	}
 	if b.Len() > limit {
@@ -258,10 +264,14 @@ func (sp formatSpec) pad(s string) string {
 }
 
 // addQuoted writes s as Lua 5.1's %q: in double quotes, with '"', '\\' and
-// a newline escaped by a backslash, "\r" as \r and NUL as \000.
-func addQuoted(b *strings.Builder, s string) {
+// a newline escaped by a backslash, "\r" as \r and NUL as \000. It stops
+// and reports false once b grows past limit (a NUL takes four bytes).
+func addQuoted(b *strings.Builder, s string, limit int) bool {
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {
+		if i%4096 == 0 && b.Len() > limit {
+			return false
+		}
 		switch c := s[i]; c {
 		case '"', '\\', '\n':
 			b.WriteByte('\\')
@@ -275,6 +285,7 @@ func addQuoted(b *strings.Builder, s string) {
 		}
 	}
 	b.WriteByte('"')
+	return true
 }
 
 // checkNumber is luaL_checknumber: a number or a numeric string.

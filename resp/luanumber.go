@@ -297,11 +297,7 @@ func typeName(L *lua.LState, n int) string {
 func luaToNumber(L *lua.LState) int {
 	base := 10
 	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-		f, ok := toNumber(L.Get(2))
-		if !ok {
-			luaArgError(L, 2, "tonumber", "number expected, got "+typeName(L, 2))
-		}
-		base = int(f)
+		base = int(luaCInt(L, 2, "tonumber"))
 	}
 	if base == 10 {
 		if L.GetTop() < 1 {
@@ -494,4 +490,34 @@ func mathRandom(L *lua.LState) int {
 		luaRaise(L, "wrong number of arguments")
 	}
 	return 1
+}
+
+// strChar is Lua 5.1's string.char: each argument a C int that must fit a
+// byte (gopher-lua's wrapped 256 to 0).
+func strChar(L *lua.LState) int {
+	n := L.GetTop()
+	b := make([]byte, n)
+	for i := 1; i <= n; i++ {
+		c := luaCInt(L, i, "char")
+		if c != int32(byte(c)) {
+			luaArgError(L, i, "char", "invalid value")
+		}
+		b[i-1] = byte(c)
+	}
+	L.Push(lua.LString(b))
+	return 1
+}
+
+// stringArgs wraps a builtin so that numbers at the given string positions
+// become strings as Lua 5.1 prints them ("%.14g") before gopher-lua reads
+// them with Go's format: string.len(0.1+0.2) is 3 in Lua, not 19.
+func stringArgs(orig *lua.LFunction, positions ...int) lua.LGFunction {
+	return func(L *lua.LState) int {
+		for _, i := range positions {
+			if n, ok := L.Get(i).(lua.LNumber); ok && i <= L.GetTop() {
+				L.Replace(i, lua.LString(formatLuaNumber(float64(n))))
+			}
+		}
+		return callOriginal(L, orig)
+	}
 }
