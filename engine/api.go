@@ -36,9 +36,10 @@ type Options struct {
 	// Reads take no lock, so any number of cores read any keys without
 	// slowing each other. Writes lock their key's shard: writers on
 	// different cores contend only when their keys share a shard, and pass
-	// the shard's lock word between their caches when they alternate on
-	// one. More shards spread writers further and shorten the pause of a
-	// shard's index doubling; an empty shard costs about 3 KB (its first
+	// the shard's cache lines between them when they alternate on one (a
+	// writer that finds its shard held sleeps after a brief spin, so that
+	// one core at a time writes with its lines local). More shards spread
+	// writers further and shorten the pause of a shard's index doubling; an empty shard costs about 3 KB (its first
 	// index and entry array; its timer wheel comes with its first TTL).
 	Shards int
 	// Clock is the time source for deadlines and the reaper; nil (or

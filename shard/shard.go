@@ -43,8 +43,10 @@
 // check would need fences Go offers only in assembly, so there readers
 // take the lock instead (LockFreeReads is false).
 //
-// Contended writers spin briefly, then one at a time park on a mutex, so a
-// busy shard does not burn every core.
+// Contended writers spin briefly and then sleep until an unlock wakes
+// them (see lock.go), so that on a busy shard one writer at a time runs
+// with the shard's cache lines local instead of every writer pulling them
+// across cores.
 //
 // # Memory
 //
@@ -62,7 +64,6 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -115,11 +116,15 @@ type Table struct {
 	// seq is even while the shard is free and odd while a writer holds it;
 	// accessed atomically, except by its holder's Unlock on x86 (see
 	// unlock_amd64.go). It is a plain uint64, not an
-	// atomic.Uint64, so that Lock stays within the inliner's budget; the
-	// atomic.Uint64 below makes every Table (and Shard) 8-byte aligned, as
-	// 64-bit atomics need on 32-bit platforms.
+	// atomic.Uint64, so that Lock stays within the inliner's budget; align
+	// (below) makes every Table (and Shard) 8-byte aligned, as 64-bit
+	// atomics need on 32-bit platforms.
 	seq uint64
-	_   atomic.Uint64
+	// Contention (see lock.go), next to seq because every Unlock reads
+	// contended: waiters counts writers asleep or about to sleep on sema;
+	// contended is set while unlocks must wake them.
+	waiters   atomic.Int32
+	contended atomic.Uint32
 
 	groups  []group // the index; len a power of two
 	mask    uint64  // len(groups)-1
@@ -130,8 +135,11 @@ type Table struct {
 	used Handle // entries ever handed out (entries[used:] are unused)
 	free Handle // head of the free entries (-1: none)
 
-	seed uint64     // the Map's hash seed, to rehash keys when the index is rebuilt
-	park sync.Mutex // contended writers queue here, one spinning at a time
+	seed uint64 // the Map's hash seed, to rehash keys when the index is rebuilt
+
+	calm  uint32        // unlocks in a row that found no sleeper (see lock.go)
+	sema  chan struct{} // wakes a sleeping writer; one pending wake-up at most
+	align atomic.Uint64 // never used: it aligns the Table (see seq)
 }
 
 // Shard is one partition of a Map: a Table and the caller's per-shard
@@ -148,58 +156,11 @@ type Shard[A any] struct {
 	_ [128]byte
 }
 
-// Lock locks the shard for writing. A reader's Peek fails while it is held.
-func (s *Table) Lock() {
-	// An odd v (held) expects v-1 and so fails: no branch on the parity.
-	if v := atomic.LoadUint64(&s.seq); !atomic.CompareAndSwapUint64(&s.seq, v&^1, v|1) {
-		s.lockSlow()
-	}
-}
-
-// lockSlow waits for the shard. Critical sections last tens of
-// nanoseconds, so it first spins, reading the word (which shares its cache
-// line instead of stealing it) with growing pauses in between, and only
-// tries to take it when it looks free; after that it queues on park, so
-// that at most one waiter per shard spins while the others sleep.
-func (s *Table) lockSlow() {
-	for i := range 8 {
-		pause(4 << i)
-		if v := atomic.LoadUint64(&s.seq); v&1 == 0 && atomic.CompareAndSwapUint64(&s.seq, v, v+1) {
-			return
-		}
-	}
-	s.park.Lock()
-	for i := 0; ; i++ {
-		if v := atomic.LoadUint64(&s.seq); v&1 == 0 && atomic.CompareAndSwapUint64(&s.seq, v, v+1) {
-			break
-		}
-		if i < 16 {
-			pause(64)
-		} else {
-			runtime.Gosched()
-		}
-	}
-	s.park.Unlock()
-}
-
-// pauseSink keeps pause's loop from being optimized away.
-var pauseSink uint32
-
-// pause spins for about n cheap iterations without touching shared memory.
-func pause(n int) {
-	x := uint32(n)
-	for range n {
-		x = x*1664525 + 1013904223
-	}
-	if x == 0 {
-		pauseSink = x
-	}
-}
-
 // init readies an empty shard.
 func (s *Table) init(seed uint64) {
 	s.seed = seed
 	s.free = -1
+	s.sema = make(chan struct{}, 1)
 	s.groups, s.mask = newGroups(minGroups), minGroups-1
 	s.entries = make([]Entry, minEntries)
 }

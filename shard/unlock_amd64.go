@@ -10,6 +10,13 @@ package shard
 // A plain increment is therefore all a sequence word needs, where an
 // atomic add would also drain the store buffer, about a tenth of a Set.
 // Only the holder writes the word while it is odd, so the increment cannot
-// lose an update. The race detector cannot know this reasoning, so race
-// builds take the atomic add of unlock_other.go.
-func (s *Table) Unlock() { s.seq++ }
+// lose an update. A shard where writers sleep takes unlockContended
+// instead (see lock.go). The race detector cannot know this reasoning, so
+// race builds take unlock_other.go.
+func (s *Table) Unlock() {
+	if s.contended.Load() != 0 {
+		s.unlockContended()
+		return
+	}
+	s.seq++
+}

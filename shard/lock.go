@@ -1,0 +1,152 @@
+package shard
+
+// This file holds the shard's writer lock and what contended writers do.
+//
+// The lock is the sequence word (see the package doc): Lock takes it with a
+// compare-and-swap from even to odd, Unlock makes it even again. A writer
+// that finds it held spins for a few hundred nanoseconds, the length of a
+// few critical sections, and then sleeps until an unlock wakes it. Sleeping
+// is the point: when two cores write keys of the same shards, each
+// operation otherwise pulls the shard's lock word, index group and entry
+// from the other core's cache, several times the cost of the operation
+// itself (two goroutines on 1,024 keys ran at under half of one
+// goroutine's total throughput). With the loser asleep, the winner runs
+// with its lines local, and the pair runs about as fast as one goroutine,
+// as a single mutex-guarded map does.
+//
+// An unlock must wake a sleeper, and on x86 Unlock is a plain store (see
+// unlock_amd64.go), after which a read of the waiter count could be served
+// before the store is visible: the unlocker would see no sleeper while the
+// sleeper saw the lock still held. So a contended shard switches its
+// unlocks to an atomic add, which orders the read after the store, and
+// back to plain stores after calmAfter unlocks in a row found no sleeper.
+// The writer that switches a shard does not sleep until the holder it saw
+// has unlocked, since that holder may have read the switch before it was
+// made.
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+const (
+	// spinRounds is how many growing pauses a contended Lock spins for
+	// before it sleeps (about 60 cheap iterations in all).
+	spinRounds = 4
+	// calmAfter is how many unlocks in a row without a sleeper return a
+	// contended shard to plain unlocks.
+	calmAfter = 1 << 16
+)
+
+// Lock locks the shard for writing. A reader's Peek fails while it is held.
+func (s *Table) Lock() {
+	// An odd v (held) expects v-1 and so fails: no branch on the parity.
+	if v := atomic.LoadUint64(&s.seq); !atomic.CompareAndSwapUint64(&s.seq, v&^1, v|1) {
+		s.lockSlow()
+	}
+}
+
+// tryLock takes the lock if it is free.
+func (s *Table) tryLock() bool {
+	v := atomic.LoadUint64(&s.seq)
+	return v&1 == 0 && atomic.CompareAndSwapUint64(&s.seq, v, v+1)
+}
+
+// lockSlow waits for the shard: it spins briefly, reading the word (which
+// shares its cache line instead of stealing it) between growing pauses,
+// then sleeps until an unlock wakes it, and tries again.
+func (s *Table) lockSlow() {
+	for i := range spinRounds {
+		pause(4 << i)
+		if s.tryLock() {
+			return
+		}
+	}
+	for {
+		if s.tryLock() {
+			return
+		}
+		if s.contended.Load() == 0 {
+			s.markContended()
+			continue
+		}
+		// Count ourselves before the last look at the lock: an unlock
+		// after that look reads the count (see unlockContended).
+		s.waiters.Add(1)
+		switch {
+		case s.contended.Load() == 0:
+			// Switched back meanwhile: a plain unlock would not wake us.
+			s.waiters.Add(-1)
+		case s.tryLock():
+			s.waiters.Add(-1)
+			return
+		default:
+			<-s.sema
+			s.waiters.Add(-1)
+		}
+	}
+}
+
+// markContended switches the shard's unlocks to ones that wake sleepers,
+// then waits, without sleeping, until the holder seen after the switch (if
+// any) has unlocked: it may have read the switch before it was made.
+// Every later holder took the lock after the switch and reads it.
+func (s *Table) markContended() {
+	s.contended.Store(1) // an exchange on x86: ordered before the load below
+	v := atomic.LoadUint64(&s.seq)
+	if v&1 == 0 {
+		return
+	}
+	for i := 0; atomic.LoadUint64(&s.seq) == v; i++ {
+		if i < 16 {
+			pause(64)
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+// unlockContended unlocks a contended shard: an atomic add, so that the
+// waiter count is read after the unlock is visible, then a wake-up if
+// anyone sleeps. After calmAfter unlocks in a row without a sleeper, it
+// switches the shard back to plain unlocks (before its own unlock, which
+// still reads the count: a writer counted before the switch is woken, one
+// counted after it sees the switch and does not sleep).
+func (s *Table) unlockContended() {
+	if s.waiters.Load() == 0 {
+		s.calm++
+		if s.calm >= calmAfter {
+			s.calm = 0
+			s.contended.Store(0)
+		}
+	} else {
+		s.calm = 0
+	}
+	atomic.AddUint64(&s.seq, 1)
+	if s.waiters.Load() != 0 {
+		s.wake()
+	}
+}
+
+// wake lets one sleeping writer try again; a wake-up already pending
+// serves as well.
+func (s *Table) wake() {
+	select {
+	case s.sema <- struct{}{}:
+	default:
+	}
+}
+
+// pauseSink keeps pause's loop from being optimized away.
+var pauseSink uint32
+
+// pause spins for about n cheap iterations without touching shared memory.
+func pause(n int) {
+	x := uint32(n)
+	for range n {
+		x = x*1664525 + 1013904223
+	}
+	if x == 0 {
+		pauseSink = x
+	}
+}
