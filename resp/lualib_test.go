@@ -3,11 +3,9 @@ package resp_test
 import (
 	"bytes"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nxkv/nxkv/internal/redistest"
 	"github.com/nxkv/nxkv/resp"
@@ -243,15 +241,8 @@ func TestLuaLibMatchesRedis(t *testing.T) {
 	for _, s := range libScripts {
 		same("eval", s, "0")
 	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NXKV_PATTERN_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
+	seed, n := randomRun(1000, 100)
 	r := rand.New(rand.NewPCG(seed, 1))
-	n := 1000
-	if testing.Short() {
-		n = 100
-	}
 	for range n {
 		f, v, base := randomFormatCase(r)
 		same("eval", formatScript, "0", f, v, base)

@@ -124,25 +124,11 @@ func strtod(s string) (float64, int) {
 		}
 		return sign(0), i + 1 // "0x" without digits: the 0 alone
 	}
-	j := i + digits(s[i:], 10)
-	intDigits := j - i
-	fracDigits := 0
-	if j < len(s) && s[j] == '.' {
-		fracDigits = digits(s[j+1:], 10)
-		j += 1 + fracDigits
-	}
-	if intDigits+fracDigits == 0 {
+	m, nd := mantissa(s[i:], 10)
+	if nd == 0 {
 		return 0, 0
 	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		k := j + 1
-		if k < len(s) && (s[k] == '+' || s[k] == '-') {
-			k++
-		}
-		if d := digits(s[k:], 10); d > 0 {
-			j = k + d
-		}
-	}
+	j := exponent(s, i+m, "eE")
 	f, err := strconv.ParseFloat(s[i:j], 64)
 	if err != nil && !isRange(err) {
 		return 0, 0
@@ -158,35 +144,52 @@ func isRange(err error) bool {
 // hexFloat reads hexadecimal digits with an optional fraction and binary
 // exponent (what follows "0x"), returning the value and the bytes used.
 func hexFloat(s string) (float64, int) {
-	j := digits(s, 16)
-	intDigits := j
-	fracDigits := 0
-	if j < len(s) && s[j] == '.' {
-		fracDigits = digits(s[j+1:], 16)
-		j += 1 + fracDigits
-	}
-	if intDigits+fracDigits == 0 {
+	m, nd := mantissa(s, 16)
+	if nd == 0 {
 		return 0, 0
 	}
-	mant := s[:j]
-	exp := "p0"
-	if j < len(s) && (s[j] == 'p' || s[j] == 'P') {
-		k := j + 1
-		if k < len(s) && (s[k] == '+' || s[k] == '-') {
-			k++
-		}
-		if d := digits(s[k:], 10); d > 0 {
-			exp, j = "p"+s[j+1:k+d], k+d
-		}
-	}
-	if intDigits == 0 {
+	mant, exp := s[:m], "p0"
+	if mant[0] == '.' {
 		mant = "0" + mant
+	}
+	j := exponent(s, m, "pP")
+	if j > m {
+		exp = "p" + s[m+1:j]
 	}
 	f, err := strconv.ParseFloat("0x"+mant+exp, 64)
 	if err != nil && !isRange(err) {
 		return 0, 0
 	}
 	return f, j
+}
+
+// mantissa returns where the digits in base at the start of s end, with an
+// optional '.' and fraction, and how many digits there are.
+func mantissa(s string, base int) (end, n int) {
+	end = digits(s, base)
+	n = end
+	if end < len(s) && s[end] == '.' {
+		f := digits(s[end+1:], base)
+		end += 1 + f
+		n += f
+	}
+	return end, n
+}
+
+// exponent returns where an exponent at s[j] (one of marks, an optional
+// sign, decimal digits) ends, or j if none starts there.
+func exponent(s string, j int, marks string) int {
+	if j >= len(s) || strings.IndexByte(marks, s[j]) < 0 {
+		return j
+	}
+	k := j + 1
+	if k < len(s) && (s[k] == '+' || s[k] == '-') {
+		k++
+	}
+	if d := digits(s[k:], 10); d > 0 {
+		return k + d
+	}
+	return j
 }
 
 // strtoul reads an unsigned integer in base at the start of s as the C

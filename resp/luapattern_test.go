@@ -151,6 +151,19 @@ func patternArgs(c patternCase) []string {
 	return []string{"eval", patternScript, "0", c.s, c.p, c.r, c.init}
 }
 
+// randomRun returns the seed of a run's random cases (NXKV_PATTERN_SEED
+// repeats one) and how many to make: full, or short under -short.
+func randomRun(full, short int) (seed uint64, n int) {
+	seed = uint64(time.Now().UnixNano())
+	if s := os.Getenv("NXKV_PATTERN_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	if testing.Short() {
+		return seed, short
+	}
+	return seed, full
+}
+
 // patternDiff runs the cases on both servers and returns the first whose
 // replies differ, described, or "".
 func patternDiff(t *testing.T, redisAddr, nxkvAddr string, cases []patternCase) string {
@@ -181,15 +194,8 @@ func TestLuaPatternsMatchRedis(t *testing.T) {
 	rs := redistest.Start(t)
 	ns := resp.NewT(t, resp.Options{})
 	cases := append([]patternCase(nil), fixedPatternCases...)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NXKV_PATTERN_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
+	seed, n := randomRun(1500, 200)
 	r := rand.New(rand.NewPCG(seed, 0))
-	n := 1500
-	if testing.Short() {
-		n = 200
-	}
 	for range n {
 		cases = append(cases, randomPatternCase(r))
 	}
