@@ -277,12 +277,9 @@ func newVM() *vm {
 // a Lua function; level 0 raises the value as it is.
 func luaError(L *lua.LState) int {
 	obj := L.Get(1) // error() raises nil
-	level := 1
-	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-		level = int(luaCInt(L, 2, "error"))
-	}
+	level := optCInt(L, 2, "error", 1)
 	if s, ok := toStringArg(obj); ok && level > 0 {
-		obj = lua.LString(luaWhere(L, level) + s)
+		obj = lua.LString(luaWhere(L, int(level)) + s)
 	}
 	L.Error(obj, 0)
 	return 0
@@ -327,14 +324,8 @@ func callNested(L *lua.LState, fn *lua.LFunction) int {
 // (NaN converts to 0 there), and a range whose count wraps is refused.
 func luaUnpack(L *lua.LState) int {
 	t := L.CheckTable(1)
-	i := int32(1)
-	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-		i = luaCInt(L, 2, "unpack")
-	}
-	e := int32(t.Len())
-	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
-		e = luaCInt(L, 3, "unpack")
-	}
+	i := optCInt(L, 2, "unpack", 1)
+	e := optCInt(L, 3, "unpack", int32(t.Len()))
 	if i > e {
 		return 0
 	}

@@ -383,6 +383,15 @@ func luaCInt(L *lua.LState, n int, fname string) int32 {
 	return int32(cInt64(f))
 }
 
+// optCInt is Lua 5.1's luaL_optint: argument n as luaCInt, or def when it
+// is absent or nil.
+func optCInt(L *lua.LState, n int, fname string, def int32) int32 {
+	if L.GetTop() < n || L.Get(n) == lua.LNil {
+		return def
+	}
+	return luaCInt(L, n, fname)
+}
+
 // clampIndex keeps a 64-bit string index within ±2^52, where gopher-lua's
 // arithmetic on it cannot overflow; every string is shorter, so the index
 // means the same.
@@ -440,14 +449,8 @@ func (v *vm) tableConcat(L *lua.LState) int {
 	if !ok {
 		luaArgError(L, 1, "concat", "table expected, got "+typeName(L, 1))
 	}
-	i := int32(1)
-	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
-		i = luaCInt(L, 3, "concat")
-	}
-	last := int32(t.Len())
-	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
-		last = luaCInt(L, 4, "concat")
-	}
+	i := optCInt(L, 3, "concat", 1)
+	last := optCInt(L, 4, "concat", int32(t.Len()))
 	limit := v.run.s.maxBulk()
 	var b strings.Builder
 	for k := int64(i); k <= int64(last); k++ {
