@@ -4,25 +4,32 @@ package shard
 //
 // The lock is the sequence word (see the package doc): Lock takes it with a
 // compare-and-swap from even to odd, Unlock makes it even again. A writer
-// that finds it held spins for a few hundred nanoseconds, the length of a
-// few critical sections, and then sleeps until an unlock wakes it. Sleeping
-// is the point: when two cores write keys of the same shards, each
-// operation otherwise pulls the shard's lock word, index group and entry
-// from the other core's cache, several times the cost of the operation
-// itself (two goroutines on 1,024 keys ran at under half of one
-// goroutine's total throughput). With the loser asleep, the winner runs
-// with its lines local, and the pair runs about as fast as one goroutine,
-// as a single mutex-guarded map does.
+// that finds it held spins briefly (a few loads tens of nanoseconds apart)
+// and then sleeps until an unlock wakes it. Sleeping is the point: when two
+// cores write keys of the same shards, each operation otherwise pulls the
+// shard's lock word, index group and entry from the other core's cache,
+// several times the cost of the operation itself (two goroutines on 1,024
+// keys ran at under half of one goroutine's total throughput). With the
+// loser asleep, the winner runs with its lines local, and the pair runs
+// about as fast as one goroutine, as a single mutex-guarded map does.
 //
 // An unlock must wake a sleeper, and on x86 Unlock is a plain store (see
-// unlock_amd64.go), after which a read of the waiter count could be served
+// unlock_amd64.go), after which a read of the sleeper count could be served
 // before the store is visible: the unlocker would see no sleeper while the
-// sleeper saw the lock still held. So a contended shard switches its
-// unlocks to an atomic add, which orders the read after the store, and
-// back to plain stores after calmAfter unlocks in a row found no sleeper.
-// The writer that switches a shard does not sleep until the holder it saw
-// has unlocked, since that holder may have read the switch before it was
-// made.
+// sleeper saw the lock still held. So a shard where a writer is about to
+// sleep is marked contended, and its unlocks become an atomic add, which
+// orders the read after the store. The mark and the count of sleepers are
+// one word (state), so that a writer counts itself only while the mark is
+// set, and the mark is cleared (after calmAfter unlocks in a row found no
+// sleeper) only while no one is counted: a cleared mark never leaves a
+// sleeper behind. The writer that sets the mark does not sleep until the
+// holder it saw has unlocked, since that holder may have read the word
+// before the mark; every later holder locked after the mark and reads it.
+// A writer that finds the mark set by another sleeps at once: if the holder
+// it sleeps behind unlocks plainly, the writer that set the mark is still
+// waiting for that very unlock, and takes the lock and unlocks atomically
+// after it. Elsewhere than x86 every unlock is atomic, and Go's atomics are
+// sequentially consistent, so the same argument holds.
 
 import (
 	"runtime"
@@ -30,6 +37,10 @@ import (
 )
 
 const (
+	// contendedBit in a shard's state marks it contended; each writer
+	// counted as asleep (or about to sleep) adds oneSleeper.
+	contendedBit = 1
+	oneSleeper   = 2
 	// spinRounds is how many growing pauses a contended Lock spins for
 	// before it sleeps (about 60 cheap iterations in all).
 	spinRounds = 4
@@ -66,24 +77,22 @@ func (s *Table) lockSlow() {
 		if s.tryLock() {
 			return
 		}
-		if s.contended.Load() == 0 {
+		st := s.state.Load()
+		if st&contendedBit == 0 {
 			s.markContended()
 			continue
 		}
-		// Count ourselves before the last look at the lock: an unlock
-		// after that look reads the count (see unlockContended).
-		s.waiters.Add(1)
-		switch {
-		case s.contended.Load() == 0:
-			// Switched back meanwhile: a plain unlock would not wake us.
-			s.waiters.Add(-1)
-		case s.tryLock():
-			s.waiters.Add(-1)
-			return
-		default:
-			<-s.sema
-			s.waiters.Add(-1)
+		// Count ourselves, only while the mark is set, before the last
+		// look at the lock: an unlock after that look reads the count.
+		if !s.state.CompareAndSwap(st, st+oneSleeper) {
+			continue
 		}
+		if s.tryLock() {
+			s.state.Add(-oneSleeper)
+			return
+		}
+		<-s.sema
+		s.state.Add(-oneSleeper)
 	}
 }
 
@@ -92,7 +101,7 @@ func (s *Table) lockSlow() {
 // any) has unlocked: it may have read the switch before it was made.
 // Every later holder took the lock after the switch and reads it.
 func (s *Table) markContended() {
-	s.contended.Store(1) // an exchange on x86: ordered before the load below
+	s.state.Or(contendedBit) // a locked instruction: ordered before the load below
 	v := atomic.LoadUint64(&s.seq)
 	if v&1 == 0 {
 		return
@@ -107,23 +116,20 @@ func (s *Table) markContended() {
 }
 
 // unlockContended unlocks a contended shard: an atomic add, so that the
-// waiter count is read after the unlock is visible, then a wake-up if
+// sleeper count is read after the unlock is visible, then a wake-up if
 // anyone sleeps. After calmAfter unlocks in a row without a sleeper, it
-// switches the shard back to plain unlocks (before its own unlock, which
-// still reads the count: a writer counted before the switch is woken, one
-// counted after it sees the switch and does not sleep).
+// clears the mark, but only if no writer has counted itself meanwhile.
 func (s *Table) unlockContended() {
-	if s.waiters.Load() == 0 {
+	if s.state.Load() == contendedBit {
 		s.calm++
-		if s.calm >= calmAfter {
+		if s.calm >= calmAfter && s.state.CompareAndSwap(contendedBit, 0) {
 			s.calm = 0
-			s.contended.Store(0)
 		}
 	} else {
 		s.calm = 0
 	}
 	atomic.AddUint64(&s.seq, 1)
-	if s.waiters.Load() != 0 {
+	if s.state.Load() >= oneSleeper {
 		s.wake()
 	}
 }

@@ -120,11 +120,11 @@ type Table struct {
 	// (below) makes every Table (and Shard) 8-byte aligned, as 64-bit
 	// atomics need on 32-bit platforms.
 	seq uint64
-	// Contention (see lock.go), next to seq because every Unlock reads
-	// contended: waiters counts writers asleep or about to sleep on sema;
-	// contended is set while unlocks must wake them.
-	waiters   atomic.Int32
-	contended atomic.Uint32
+	// state is the contention word (see lock.go), next to seq because every
+	// Unlock reads it: contendedBit while unlocks must be atomic and wake
+	// sleepers, plus oneSleeper for each writer asleep on sema or about to
+	// be.
+	state atomic.Int32
 
 	groups  []group // the index; len a power of two
 	mask    uint64  // len(groups)-1

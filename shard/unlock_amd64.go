@@ -14,7 +14,7 @@ package shard
 // instead (see lock.go). The race detector cannot know this reasoning, so
 // race builds take unlock_other.go.
 func (s *Table) Unlock() {
-	if s.contended.Load() != 0 {
+	if s.state.Load() != 0 {
 		s.unlockContended()
 		return
 	}

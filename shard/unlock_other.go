@@ -7,7 +7,7 @@ import "sync/atomic"
 // Unlock unlocks the shard, publishing the writes made under the lock. A
 // shard where writers sleep takes unlockContended instead (see lock.go).
 func (s *Table) Unlock() {
-	if s.contended.Load() != 0 {
+	if s.state.Load() != 0 {
 		s.unlockContended()
 		return
 	}
