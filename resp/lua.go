@@ -182,15 +182,13 @@ func newVM() *vm {
 		positions []int
 	}{
 		{str, "sub", 64, 0, []int{2, 3}},
-		{str, "byte", 64, 0, []int{2, 3}},
-		{str, "rep", 32, 0, []int{2}},
 		{tab, "remove", 32, 0, []int{2}},
 		{g, "select", 32, 0, []int{1}},
 	} {
 		orig := w.t.RawGetString(w.name).(*lua.LFunction)
 		w.t.RawSetString(w.name, L.NewFunction(numericArgs(orig, w.width, w.from, w.positions...)))
 	}
-	for _, name := range []string{"sub", "len", "upper", "lower", "reverse", "rep", "byte"} {
+	for _, name := range []string{"sub", "len", "upper", "lower", "reverse"} {
 		orig := str.RawGetString(name).(*lua.LFunction)
 		str.RawSetString(name, L.NewFunction(stringArgs(orig, 1)))
 	}
@@ -342,10 +340,10 @@ func luaUnpack(L *lua.LState) int {
 // strByte is Lua 5.1's string.byte: the end defaults to the start, and at
 // most the stack's worth of bytes are returned.
 func strByte(L *lua.LState) int {
-	s := L.CheckString(1)
+	s := checkLuaString(L, 1, "byte")
 	l := int64(len(s))
-	i := int64(L.OptInt(2, 1))
-	e := int64(L.OptInt(3, int(i)))
+	i := optInteger(L, 2, 1)
+	e := optInteger(L, 3, i)
 	if i < 0 {
 		i += l + 1
 	}
@@ -357,7 +355,7 @@ func strByte(L *lua.LState) int {
 		return 0
 	}
 	if e-i >= maxLuaResults {
-		L.RaiseError("stack overflow (string slice too long)")
+		luaRaise(L, "stack overflow (string slice too long)")
 	}
 	for k := i; k <= e; k++ {
 		L.Push(lua.LNumber(s[k-1]))
@@ -369,14 +367,14 @@ func strByte(L *lua.LState) int {
 // whatever is asked, and a failed allocation of a terabyte aborts the
 // process.
 func (v *vm) strRep(L *lua.LState) int {
-	s := L.CheckString(1)
-	n := L.CheckInt(2)
+	s := checkLuaString(L, 1, "rep")
+	n := int(luaCInt(L, 2, "rep"))
 	if n <= 0 || len(s) == 0 {
 		L.Push(lua.LString(""))
 		return 1
 	}
 	if n > v.run.s.maxBulk()/len(s) {
-		L.RaiseError("resulting string too large")
+		luaRaise(L, "resulting string too large")
 	}
 	L.Push(lua.LString(strings.Repeat(s, n)))
 	return 1

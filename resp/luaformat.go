@@ -54,26 +54,26 @@ func (v *vm) strFormat(L *lua.LState) int {
 		i = next
 		switch conv {
 		case 'c':
-			f := checkNumber(L, arg)
+			f := checkLuaNumber(L, arg, "format")
 			b.WriteString(cString(spec.pad(string([]byte{byte(cInt32(f))}))))
 		case 'd', 'i':
-			n := cInt64(checkNumber(L, arg))
+			n := cInt64(checkLuaNumber(L, arg, "format"))
 			mag := uint64(n)
 			if n < 0 {
 				mag = -mag
 			}
 			b.WriteString(spec.integer(conv, n < 0, mag))
 		case 'o', 'u', 'x', 'X':
-			b.WriteString(spec.integer(conv, false, cUint64(checkNumber(L, arg))))
+			b.WriteString(spec.integer(conv, false, cUint64(checkLuaNumber(L, arg, "format"))))
 		case 'e', 'E', 'f', 'g', 'G':
-			b.WriteString(cString(spec.float(conv, checkNumber(L, arg))))
+			b.WriteString(cString(spec.float(conv, checkLuaNumber(L, arg, "format"))))
 		case 'q':
-			s := checkString(L, arg)
+			s := checkLuaString(L, arg, "format")
 			if !addQuoted(&b, s, limit) {
 				luaRaise(L, "resulting string too large")
 			}
 		case 's':
-			s := checkString(L, arg)
+			s := checkLuaString(L, arg, "format")
 			if !spec.hasPrec && len(s) >= 100 {
 				b.WriteString(s) // whole, NUL bytes included, as Lua does
 				continue
@@ -286,24 +286,6 @@ func addQuoted(b *strings.Builder, s string, limit int) bool {
 	}
 	b.WriteByte('"')
 	return true
-}
-
-// checkNumber is luaL_checknumber: a number or a numeric string.
-func checkNumber(L *lua.LState, n int) float64 {
-	f, ok := toNumber(L.Get(n))
-	if !ok {
-		luaArgError(L, n, "format", "number expected, got "+typeName(L, n))
-	}
-	return f
-}
-
-// checkString is luaL_checklstring: a string, or a number as a string.
-func checkString(L *lua.LState, n int) string {
-	s, ok := toStringArg(L.Get(n))
-	if !ok {
-		luaArgError(L, n, "format", "string expected, got "+typeName(L, n))
-	}
-	return s
 }
 
 // cInt64 converts f as x86-64's C cast to a 64-bit integer: truncated,

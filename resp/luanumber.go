@@ -351,6 +351,26 @@ func toStringArg(v lua.LValue) (string, bool) {
 	return "", false
 }
 
+// checkLuaNumber is luaL_checknumber for argument n of the builtin fname:
+// a number or a numeric string.
+func checkLuaNumber(L *lua.LState, n int, fname string) float64 {
+	f, ok := toNumber(L.Get(n))
+	if !ok {
+		luaArgError(L, n, fname, "number expected, got "+typeName(L, n))
+	}
+	return f
+}
+
+// checkLuaString is luaL_checklstring for argument n of the builtin fname:
+// a string, or a number printed as Lua prints it.
+func checkLuaString(L *lua.LState, n int, fname string) string {
+	s, ok := toStringArg(L.Get(n))
+	if !ok {
+		luaArgError(L, n, fname, "string expected, got "+typeName(L, n))
+	}
+	return s
+}
+
 // luaToStringFunc is Lua 5.1's tostring: numbers as "%.14g", everything
 // else as gopher-lua's tostring (which honours __tostring).
 func luaToStringFunc(orig *lua.LFunction) lua.LGFunction {
@@ -376,11 +396,7 @@ func callOriginal(L *lua.LState, orig *lua.LFunction) int {
 // a number or numeric string, converted as x86-64's C converts a double to
 // a 64-bit integer and then to an int (NaN and 2^32 become 0).
 func luaCInt(L *lua.LState, n int, fname string) int32 {
-	f, ok := toNumber(L.Get(n))
-	if !ok {
-		luaArgError(L, n, fname, "number expected, got "+typeName(L, n))
-	}
-	return int32(cInt64(f))
+	return int32(cInt64(checkLuaNumber(L, n, fname)))
 }
 
 // optCInt is Lua 5.1's luaL_optint: argument n as luaCInt, or def when it

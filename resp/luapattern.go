@@ -16,7 +16,6 @@ package resp
 // gmatch.
 
 import (
-	"math"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -475,25 +474,11 @@ func optInteger(L *lua.LState, n int, def int64) int64 {
 	if v := L.Get(n); v == lua.LNil {
 		return def
 	}
-	f := float64(L.CheckNumber(n))
-	switch {
-	case f != f:
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
+	f, ok := toNumber(L.Get(n))
+	if !ok {
+		L.CheckNumber(n) // gopher-lua's type error
 	}
-	return int64(f)
-}
-
-// cPattern is pat as Lua 5.1's matcher reads it: a C string, which ends at
-// its first NUL byte.
-func cPattern(pat string) string {
-	if i := strings.IndexByte(pat, 0); i >= 0 {
-		return pat[:i]
-	}
-	return pat
+	return cInt64(f) // a ptrdiff_t, as x86-64's C converts it
 }
 
 // strStart is Lua 5.1's start position for find and match: init counted
@@ -517,10 +502,14 @@ func strFind(L *lua.LState) int { return strFindAux(L, true) }
 func strMatch(L *lua.LState) int { return strFindAux(L, false) }
 
 func strFindAux(L *lua.LState, find bool) int {
-	src := L.CheckString(1)
-	pat := L.CheckString(2)
+	name := "match"
+	if find {
+		name = "find"
+	}
+	src := checkLuaString(L, 1, name)
+	pat := checkLuaString(L, 2, name)
 	init := strStart(L, src)
-	if find && (lua.LVAsBool(L.Get(4)) || !strings.ContainsAny(cPattern(pat), patternSpecials)) {
+	if find && (lua.LVAsBool(L.Get(4)) || !strings.ContainsAny(cString(pat), patternSpecials)) {
 		// A plain search, the one place Lua 5.1 reads the whole pattern.
 		i := strings.Index(src[init:], pat)
 		if i < 0 {
@@ -532,7 +521,7 @@ func strFindAux(L *lua.LState, find bool) int {
 		return 2
 	}
 	defer raisePatternErrors(L)
-	ms, p, anchor := anchoredMatchState(L, src, cPattern(pat))
+	ms, p, anchor := anchoredMatchState(L, src, cString(pat))
 	for s := init; ; s++ {
 		ms.reset()
 		ms.tick()
@@ -555,8 +544,8 @@ func strFindAux(L *lua.LState, find bool) int {
 // strGmatch is string.gmatch: an iterator over the matches of a pattern,
 // in which '^' is an ordinary character.
 func strGmatch(L *lua.LState) int {
-	src := L.CheckString(1)
-	pat := cPattern(L.CheckString(2))
+	src := checkLuaString(L, 1, "gmatch")
+	pat := cString(checkLuaString(L, 2, "gmatch"))
 	pos := 0
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		defer raisePatternErrors(L)
@@ -580,8 +569,8 @@ func strGmatch(L *lua.LState) int {
 
 // strGsub is string.gsub, whose result may not pass the bulk-string limit.
 func (v *vm) strGsub(L *lua.LState) int {
-	src := L.CheckString(1)
-	pat := cPattern(L.CheckString(2))
+	src := checkLuaString(L, 1, "gsub")
+	pat := cString(checkLuaString(L, 2, "gsub"))
 	// The count is a C int in Lua 5.1 (it wraps at 32 bits), read before
 	// the replacement is checked.
 	maxN := int(int32(optInteger(L, 4, int64(len(src))+1)))
