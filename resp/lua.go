@@ -205,7 +205,7 @@ func newVM() *vm {
 		if L.GetTop() == 3 {
 			return insertPos(L)
 		}
-		return callOriginal(L, insert)
+		return insert.GFunction(L)
 	}))
 	// Each coroutine resumed inside another nests Go calls and a new
 	// interpreter stack, and gopher-lua sets no limit: recursion through

@@ -269,10 +269,8 @@ func luaRaise(L *lua.LState, msg string) {
 // luaWhere is Lua 5.1's luaL_where: "source:line: " for the function
 // level calls up from the running builtin if it is a Lua function, else "".
 func luaWhere(L *lua.LState, level int) string {
-	if dbg, ok := L.GetStack(level); ok {
-		if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
-			return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
-		}
+	if dbg, ok := luaFrame(L, level); ok && dbg.CurrentLine > 0 {
+		return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
 	}
 	return ""
 }
@@ -280,12 +278,21 @@ func luaWhere(L *lua.LState, level int) string {
 // calledFromLua reports whether the running builtin was called by a Lua
 // function (rather than by another builtin, such as pcall).
 func calledFromLua(L *lua.LState) bool {
-	dbg, ok := L.GetStack(1)
+	_, ok := luaFrame(L, 1)
+	return ok
+}
+
+// luaFrame describes the function level calls up from the running builtin,
+// if it is a Lua function (not a builtin).
+func luaFrame(L *lua.LState, level int) (*lua.Debug, bool) {
+	dbg, ok := L.GetStack(level)
 	if !ok {
-		return false
+		return nil, false
 	}
-	_, err := L.GetInfo("S", dbg, nil)
-	return err == nil && dbg.What != "G"
+	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.What == "G" {
+		return nil, false
+	}
+	return dbg, true
 }
 
 // typeName is the Lua type name of argument n, "no value" past the last.
@@ -382,14 +389,8 @@ func luaToStringFunc(orig *lua.LFunction) lua.LGFunction {
 			L.Push(lua.LString(formatLuaNumber(float64(n))))
 			return 1
 		}
-		return callOriginal(L, orig)
+		return orig.GFunction(L)
 	}
-}
-
-// callOriginal calls the builtin orig with the running builtin's arguments
-// and returns its results.
-func callOriginal(L *lua.LState, orig *lua.LFunction) int {
-	return orig.GFunction(L)
 }
 
 // luaCInt is Lua 5.1's luaL_checkint for argument n of the builtin fname:
@@ -444,7 +445,7 @@ func numericArgs(orig *lua.LFunction, width, from int, positions ...int) lua.LGF
 				convert(L, i)
 			}
 		}
-		return callOriginal(L, orig)
+		return orig.GFunction(L)
 	}
 }
 
@@ -540,6 +541,6 @@ func stringArgs(orig *lua.LFunction, positions ...int) lua.LGFunction {
 				L.Replace(i, lua.LString(formatLuaNumber(float64(n))))
 			}
 		}
-		return callOriginal(L, orig)
+		return orig.GFunction(L)
 	}
 }
