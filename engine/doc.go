@@ -105,7 +105,10 @@
 // are Unix nanoseconds on that time line. It works unchanged inside a
 // testing/synctest bubble, where time is virtual: code using the engine
 // with no clock injected can be tested in fake time with no change (see
-// the example in synctest_test.go, run by go test).
+// the example in synctest_test.go, run by go test). Contended writers wait
+// on nothing tied to a bubble, so goroutines inside and outside one may
+// share an Engine, and a writer waiting for a holder outside the bubble
+// does not let the bubble's clock jump.
 //
 // An injected clock (package clock: anything with Now and After, such as a
 // github.com/benbjohnson/clock Mock) is never called while a shard lock is

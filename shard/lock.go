@@ -33,6 +33,7 @@ package shard
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -91,7 +92,7 @@ func (s *Table) lockSlow() {
 			s.state.Add(-oneSleeper)
 			return
 		}
-		<-s.sema
+		s.gate.wait()
 		s.state.Add(-oneSleeper)
 	}
 }
@@ -136,10 +137,65 @@ func (s *Table) unlockContended() {
 
 // wake lets one sleeping writer try again; a wake-up already pending
 // serves as well.
-func (s *Table) wake() {
-	select {
-	case s.sema <- struct{}{}:
-	default:
+func (s *Table) wake() { s.gate.wake() }
+
+// gate is where contended writers sleep: a semaphore that holds at most one
+// wake-up, as a buffered channel of one would, built on a sync.RWMutex
+// because of what the alternatives do:
+//   - A channel belongs to the testing/synctest bubble that made it, and
+//     any use from outside is a fatal error: an Engine made in one test's
+//     bubble and then written to elsewhere (a shared fixture, a later test)
+//     would crash the test binary under contention. sync.Cond's wake-ups
+//     have the same rule.
+//   - sync.Mutex has no such rule, but a goroutine that waits for one spins
+//     first while another runs, the very thing sleeping avoids: two
+//     goroutines writing one shard ran at under half the speed.
+//
+// A reader waiting for a sync.RWMutex sleeps at once, can be woken from
+// any goroutine, and is not "durably blocked" to synctest, which is right:
+// it waits for a holder that runs, perhaps outside the bubble, so the
+// bubble's clock must not jump meanwhile. So the gate is shut while its
+// write lock is held: sleepers wait in RLock, and a wake-up releases the
+// write lock, letting every sleeper through (they all try the shard again;
+// on a machine of a few cores there is rarely more than one). The first
+// one through shuts the gate again.
+type gate struct {
+	rw sync.RWMutex
+	// state is gateShut while rw is write-held, gateOpen from the wake-up
+	// that releases it, and gateShutting while a sleeper that came through
+	// takes it again. Only the wake-up that moves it from shut to open
+	// unlocks rw, so rw is never unlocked twice. A wake-up finding the
+	// gate open or shutting does nothing: the sleepers it would wake are
+	// through or will pass, and the one shutting it is awake and tries the
+	// shard after this unlock, so the shard is never left free with every
+	// writer asleep.
+	state atomic.Int32
+}
+
+const (
+	gateShut = iota
+	gateOpen
+	gateShutting
+)
+
+// init readies a shut gate.
+func (g *gate) init() { g.rw.Lock() }
+
+// wait sleeps until the gate opens; the first sleeper through shuts it.
+func (g *gate) wait() {
+	g.rw.RLock()
+	g.rw.RUnlock()
+	if g.state.CompareAndSwap(gateOpen, gateShutting) {
+		g.rw.Lock() // waits only for the sleepers let through with this one
+		g.state.Store(gateShut)
+	}
+}
+
+// wake opens the gate, unless it is open or being shut; a wake-up costs a
+// load while one is pending, as unlocks of a busy shard wake often.
+func (g *gate) wake() {
+	if g.state.Load() == gateShut && g.state.CompareAndSwap(gateShut, gateOpen) {
+		g.rw.Unlock()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -119,10 +120,69 @@ func TestLockCalmRace(t *testing.T) {
 			}
 			runtime.Gosched()
 		}
-		select { // a stale wake-up: every round starts alike
-		case <-s.sema:
-		default:
+		if s.gate.state.Load() == gateOpen { // a stale wake-up: every round starts alike
+			s.gate.wait()
 		}
 	}
 	wg.Wait()
+}
+
+// sleepThrough makes a writer sleep on s behind the caller's hold and then
+// wakes it with the unlock: the shard is preset contended, so the writer
+// counts itself and sleeps without waiting for the holder first.
+func sleepThrough(t *testing.T, s *Table) {
+	t.Helper()
+	s.Lock()
+	s.state.Or(contendedBit)
+	done := make(chan struct{})
+	go func() {
+		s.Lock()
+		s.Unlock()
+		close(done)
+	}()
+	for s.state.Load() < oneSleeper {
+		runtime.Gosched()
+	}
+	s.Unlock()
+	<-done
+}
+
+// TestLockAcrossSynctestBubbles: a shard made inside a testing/synctest
+// bubble works outside it and in another bubble (a shared fixture, a
+// parallel test), contended writers sleeping and waking included; with a
+// channel to sleep on, made in the first bubble, that panicked. A writer in
+// a bubble that sleeps behind a holder outside it does not count as durably
+// blocked, so the bubble's clock does not jump while it waits.
+func TestLockAcrossSynctestBubbles(t *testing.T) {
+	var s *Table
+	synctest.Test(t, func(t *testing.T) {
+		s = new(Table)
+		s.init(1)
+		sleepThrough(t, s)
+	})
+	sleepThrough(t, s)
+	synctest.Test(t, func(t *testing.T) { sleepThrough(t, s) })
+
+	s.Lock()
+	s.state.Or(contendedBit)
+	go func() {
+		for s.state.Load() < oneSleeper {
+			runtime.Gosched()
+		}
+		s.Unlock()
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		slept := make(chan struct{})
+		go func() { // the clock's next stop if the bubble idles
+			time.Sleep(time.Hour)
+			close(slept)
+		}()
+		start := time.Now()
+		s.Lock()
+		s.Unlock()
+		if d := time.Since(start); d != 0 {
+			t.Errorf("a writer in a bubble, asleep behind a holder outside it, saw the bubble's clock move %v, want 0", d)
+		}
+		<-slept
+	})
 }

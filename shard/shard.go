@@ -110,8 +110,9 @@ type group struct {
 
 // Table is a shard's storage and its lock: everything of a Shard but the
 // caller's Aux. Its fields are guarded by its lock (Lock/Unlock) except seq,
-// and groups, mask and entries, which writers replace only under the lock
-// and Peek also reads without it (see Peek). A Table must not be copied.
+// state and gate, which synchronize themselves (see lock.go), and groups,
+// mask and entries, which writers replace only under the lock and Peek also
+// reads without it (see Peek). A Table must not be copied.
 type Table struct {
 	// seq is even while the shard is free and odd while a writer holds it;
 	// accessed atomically, except by its holder's Unlock on x86 (see
@@ -122,7 +123,7 @@ type Table struct {
 	seq uint64
 	// state is the contention word (see lock.go), next to seq because every
 	// Unlock reads it: contendedBit while unlocks must be atomic and wake
-	// sleepers, plus oneSleeper for each writer asleep on sema or about to
+	// sleepers, plus oneSleeper for each writer asleep on gate or about to
 	// be.
 	state atomic.Int32
 
@@ -138,7 +139,7 @@ type Table struct {
 	seed uint64 // the Map's hash seed, to rehash keys when the index is rebuilt
 
 	calm  uint32        // unlocks in a row that found no sleeper (see lock.go)
-	sema  chan struct{} // wakes a sleeping writer; one pending wake-up at most
+	gate  gate          // where contended writers sleep (see lock.go)
 	align atomic.Uint64 // never used: it aligns the Table (see seq)
 }
 
@@ -160,7 +161,7 @@ type Shard[A any] struct {
 func (s *Table) init(seed uint64) {
 	s.seed = seed
 	s.free = -1
-	s.sema = make(chan struct{}, 1)
+	s.gate.init()
 	s.groups, s.mask = newGroups(minGroups), minGroups-1
 	s.entries = make([]Entry, minEntries)
 }
