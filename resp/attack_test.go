@@ -304,6 +304,11 @@ func TestScriptPatternLimits(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
 		t.Errorf("%%q of 1 MB of NULs allocated %d MB before failing, want at most 8", grew>>20)
 	}
+	// Doubling a string by concatenation: 25 rounds reach 32 MB.
+	out = evalReply(s, `local s = "x" for i = 1, 25 do s = s .. s end return #s`)
+	if !bytes.Contains(out, []byte("string length overflow")) {
+		t.Errorf("a string doubled 25 times: got %.200q, want an error", out)
+	}
 	out = evalReply(s, `return {string.find(string.rep("a", 300), string.rep("a?", 300))}`)
 	if !bytes.Contains(out, []byte("pattern too complex")) {
 		t.Errorf("300 nested optional items: got %.200q, want pattern too complex", out)

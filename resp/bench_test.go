@@ -1,6 +1,7 @@
 package resp_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -148,5 +149,22 @@ func BenchmarkCommands(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkScriptOperators is a script that concatenates in a loop and
+// does arithmetic on a numeric string argument: the operators that run
+// through this package's own builtins rather than the Lua VM's.
+func BenchmarkScriptOperators(b *testing.B) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	script := `local s = '' local n = 0 for i = 1, tonumber(ARGV[1]) do s = s .. i .. ',' n = n + ARGV[2] end return {#s, n}`
+	sha := tokens(resp.Serve(s, encode([]string{"script", "load", script})))[1]
+	call := encode([]string{"evalsha", sha, "0", "100", "3"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := resp.Serve(s, call); !bytes.Equal(out, []byte("*2\r\n:292\r\n:300\r\n")) {
+			b.Fatalf("unexpected reply: %q", out)
+		}
 	}
 }

@@ -73,14 +73,22 @@
 // format's conversions are C's, a builtin's error carries the caller's
 // position only when a Lua function called it, and the string and table
 // functions take numeric strings for integers (string.sub(s, 1, ARGV[1]))
-// and convert integers as Lua 5.1's C ints (NaN and 2^32 are 0). Two
-// conversions inside gopher-lua's virtual machine still differ: the ..
-// operator prints a number in Go's shortest form (1/3 with 16 digits,
-// 1e15 in full), and arithmetic reads strings with Go's rules ("010" + 0
-// is 8). Other error texts of the Lua implementation (syntax errors,
-// "attempt to index ...", the argument errors of the other builtins) are
-// gopher-lua's, and an argument error in a method call (("%d"):format("x"))
-// counts the receiver as argument 1, where Lua does not.
+// and convert integers as Lua 5.1's C ints (NaN and 2^32 are 0). The
+// operators follow Lua 5.1 where gopher-lua's virtual machine does not:
+// arithmetic reads strings as the C library does ("010" + 0 is 10, "1_000"
+// is not a number), the .. operator prints numbers as "%.14g" and its
+// errors name the operand ("attempt to concatenate local 'x' (a nil
+// value)"), a numeric for takes numeric strings as bounds (for i = 1,
+// ARGV[1]), and loadstring compiles with the same rules and names chunks
+// as Lua does ([string "..."]). To do so every .. becomes a call of a
+// builtin when a script is compiled, which costs a function call per
+// concatenation. Arithmetic on what is not a number fails with Lua's
+// message, but names no variable ("attempt to perform arithmetic on a nil
+// value", where Lua may add "local 'x'"). Other error texts of the Lua
+// implementation (syntax errors, "attempt to index ...", arithmetic on two
+// tables, the argument errors of the other builtins) are gopher-lua's, and
+// an argument error in a method call (("%d"):format("x")) counts the
+// receiver as argument 1, where Lua does not.
 // A script that runs longer than five seconds is stopped with an error
 // (Redis would let it run and answer BUSY to others; here it holds the
 // engine's locks). The limit is checked between Lua instructions, so the

@@ -58,7 +58,15 @@ type vm struct {
 	runBuf  scriptRun  // reused for every run
 	args    []lua.LValue
 	handle  *lua.LFunction // the error handler
+	// chunks maps the names (chunkID) of chunks loadstring compiled in
+	// this run to the names they were given, which Redis's error replies
+	// show; at most maxChunkNames, cleared after each run.
+	chunks map[string]string
 }
+
+// maxChunkNames bounds vm.chunks: past it, an error reply names a chunk by
+// its chunkID.
+const maxChunkNames = 64
 
 // vmPool keeps idle interpreters; creating one costs about a millisecond.
 type vmPool struct {
@@ -153,6 +161,7 @@ func newVM() *vm {
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("rawset", L.NewFunction(v.rawset))
 	g.RawSetString("error", L.NewFunction(luaError))
+	g.RawSetString("loadstring", L.NewFunction(v.loadString))
 	g.RawSetString("bit", newBitLib(L))
 	g.RawSetString("redis", v.newRedisLib())
 	// Builtins that would allocate, or push values, without bound inside
@@ -245,6 +254,7 @@ func newVM() *vm {
 			mt.RawSetString("__index", p)
 			mt.RawSetString("__metatable", lua.LFalse)
 			L.SetMetatable(lua.LString(""), mt)
+			v.installOps(g, mt) // Lua 5.1's operators (luaops.go)
 		}
 	}
 	// Globals: scripts read them through env, whose misses go to g, whose
@@ -418,27 +428,92 @@ func (v *vm) clean() bool {
 // compile parses and compiles a script body as Redis names it
 // ("user_script"), or returns Redis's compile error text.
 func compile(src string) (*lua.FunctionProto, string) {
-	chunk, err := parse.Parse(strings.NewReader(src), "user_script")
+	proto, msg := compileChunk(src, "user_script")
+	if msg != "" {
+		return nil, "ERR Error compiling script (new function): " + sanitize(msg)
+	}
+	return proto, ""
+}
+
+// compileChunk parses and compiles src as a chunk named name (as errors
+// show it), rewritten for Lua 5.1's operators (luaops.go), or returns the
+// error message.
+func compileChunk(src, name string) (*lua.FunctionProto, string) {
+	chunk, err := parse.Parse(strings.NewReader(src), name)
 	if err != nil {
 		msg := err.Error()
 		if pe, ok := err.(*parse.Error); ok {
 			if pe.Pos.Line == parse.EOF {
-				msg = "user_script: " + pe.Message + " near '<eof>'"
+				msg = name + ": " + pe.Message + " near '<eof>'"
 			} else {
-				msg = "user_script:" + strconv.Itoa(pe.Pos.Line) + ": " + pe.Message + " near '" + pe.Token + "'"
+				msg = name + ":" + strconv.Itoa(pe.Pos.Line) + ": " + pe.Message + " near '" + pe.Token + "'"
 			}
 		}
-		return nil, "ERR Error compiling script (new function): " + sanitize(strings.TrimSpace(msg))
+		return nil, strings.TrimSpace(msg)
 	}
-	proto, err := lua.Compile(chunk, "user_script")
+	chunk = rewriteOps(chunk)
+	proto, err := lua.Compile(chunk, name)
 	if err != nil {
-		return nil, "ERR Error compiling script (new function): " + sanitize(strings.TrimSpace(err.Error()))
+		return nil, strings.TrimSpace(err.Error())
 	}
 	// A chunk is a vararg function; one that does not use "..." would get
-	// Lua 5.0's "arg" table, built on every call. Scripts get no arguments
+	// Lua 5.0's "arg" table, built on every call. Chunks get no arguments
 	// that way (KEYS and ARGV are globals), so skip it.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, ""
+}
+
+// loadString is Lua 5.1's loadstring(s [, chunkname]): s compiled as the
+// script's own code is (so with Lua 5.1's operators), named in errors as
+// Lua names a chunk; nil and the message if it does not compile.
+func (v *vm) loadString(L *lua.LState) int {
+	src := checkLuaString(L, 1, "loadstring")
+	name := src
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = checkLuaString(L, 2, "loadstring")
+	}
+	id := chunkID(name)
+	if _, ok := v.chunks[id]; ok || len(v.chunks) < maxChunkNames {
+		if v.chunks == nil {
+			v.chunks = map[string]string{}
+		}
+		v.chunks[id] = name
+	}
+	proto, msg := compileChunk(src, id)
+	if msg != "" {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	L.Push(L.NewFunctionFromProto(proto))
+	return 1
+}
+
+// chunkID is how Lua 5.1 names a chunk in messages (luaO_chunkid, in 60
+// bytes): "=name" as name, "@file" as file (its last part if long), and
+// source code as [string "its first line"], cut short with "...".
+func chunkID(source string) string {
+	const size = 60 // LUA_IDSIZE, counting C's NUL
+	switch {
+	case strings.HasPrefix(source, "="):
+		s := source[1:]
+		return s[:min(len(s), size-1)]
+	case strings.HasPrefix(source, "@"):
+		s := source[1:]
+		if room := size - len(" '...' ") - 1; len(s) > room {
+			return "..." + s[len(s)-room:]
+		}
+		return s
+	}
+	n := strings.IndexAny(source, "\n\r")
+	if n < 0 {
+		n = len(source)
+	}
+	n = min(n, size-len(` [string "..."] `)-1)
+	if n < len(source) {
+		return `[string "` + source[:n] + `..."]`
+	}
+	return `[string "` + source + `"]`
 }
 
 // sha1hex returns the lower-case hex SHA1 of s, as Redis names scripts.
@@ -467,7 +542,10 @@ type scriptRun struct {
 func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w replier) {
 	L := v.L
 	v.run = run
-	defer func() { v.run = nil }()
+	defer func() {
+		v.run = nil
+		clear(v.chunks)
+	}()
 	// One string holds every key and argument; the Lua strings share it.
 	n := 0
 	for _, a := range keys {
@@ -607,7 +685,11 @@ func (v *vm) errorHandler(L *lua.LState) int {
 		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" {
 			continue
 		}
-		t.RawSetString("source", lua.LString("@"+dbg.Source))
+		src := "@" + dbg.Source // Redis's own name for a script, "@user_script"
+		if name, ok := v.chunks[dbg.Source]; ok {
+			src = name // a chunk from loadstring, by the name it was given
+		}
+		t.RawSetString("source", lua.LString(src))
 		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
 		break
 	}
