@@ -22,24 +22,34 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 	// Another value fails whether the key is alive or expired, so the
 	// lookup reads no time; a match is decided under the lock.
 	var p shard.Probe
-	var st int
-	v, ok := s.ReadVersion()
-	if ok {
+	st, v := peekFailed, uint64(0)
+	if rv, ok := s.ReadVersion(); ok {
 		var valid bool
-		p.Value, p.Exp, p.Hd, p.Pos, p.Found, valid = s.Lookup(v, h, key)
-		st, ok = peekLive, valid
-		if !p.Found {
-			st = peekAbsent
+		p.Value, p.Exp, p.Hd, p.Pos, p.Found, valid = s.Lookup(rv, h, key)
+		if valid {
+			if !p.Found || p.Value != value {
+				return false
+			}
+			// The lock release: the key holds value and has no deadline
+			// to check, so if the shard is still as the lookup saw it,
+			// delete. This path takes no call it can avoid.
+			if p.Exp != noDeadline {
+				st, v = peekLive, rv
+			} else if afterLookup(); s.Upgrade(rv) {
+				e.removeLocked(s, p.Hd, p.Pos)
+				s.Unlock()
+				return true
+			}
 		}
 	}
-	if !ok {
+	if st == peekFailed {
 		st, v = e.peek(s, h, key, nil, false, &p)
-	}
-	if st == peekAbsent || st == peekLive && p.Value != value {
-		return false
+		if st == peekAbsent || st == peekLive && p.Value != value {
+			return false
+		}
 	}
 	known := e.lockAfter(s, st, v, &c)
-	ok = e.compareAndDeleteLocked(s, h, key, value, &p, known, &c)
+	ok := e.compareAndDeleteLocked(s, h, key, value, &p, known, &c)
 	s.Unlock()
 	return ok
 }

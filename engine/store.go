@@ -94,6 +94,7 @@ func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p
 // holds too); otherwise the operation looks again, and reads the time again,
 // inside the lock.
 func (e *Engine) lockAfter(s *shardT, state int, v uint64, c *opClock) (known bool) {
+	afterLookup()
 	if state != peekFailed && s.Upgrade(v) {
 		return true
 	}

@@ -119,25 +119,31 @@ func (e *Engine) SetNX(key, value string) bool {
 	var c opClock
 	e.begin(&c)
 	var p shard.Probe
-	var st int
-	v, ok := s.ReadVersion()
-	if ok {
+	if v, ok := s.ReadVersion(); ok {
 		// The common cases, a key without a deadline or no key, need no
 		// time: the first lookup decides.
 		_, exp, _, pos, found, valid := s.Lookup(v, h, key)
-		ok = valid && exp == noDeadline
-		if ok && found {
-			return false
+		if valid && exp == noDeadline {
+			if found {
+				return false
+			}
+			// Absent: insert where the lookup left off, if the shard is
+			// still as it saw it. This path is the lock acquisition's, so
+			// it takes no call it can avoid.
+			afterLookup()
+			if s.Upgrade(v) {
+				e.insertLocked(s, h, key, value, noDeadline, pos)
+				s.Unlock()
+				return true
+			}
 		}
-		st, p.Pos, p.Exp = peekAbsent, pos, noDeadline
 	}
-	if !ok {
-		if st, v = e.peek(s, h, key, &c, false, &p); st == peekLive {
-			return false
-		}
+	st, v := e.peek(s, h, key, &c, false, &p)
+	if st == peekLive {
+		return false
 	}
 	known := e.lockAfter(s, st, v, &c)
-	ok = e.setNXLocked(s, h, key, value, &p, known, &c)
+	ok := e.setNXLocked(s, h, key, value, &p, known, &c)
 	s.Unlock()
 	return ok
 }
