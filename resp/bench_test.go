@@ -168,3 +168,20 @@ func BenchmarkScriptOperators(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScriptConcatChain builds keys from a six-operand chain of
+// strings and a number, 200 times per call: the shape of most
+// concatenation in scripts.
+func BenchmarkScriptConcatChain(b *testing.B) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	script := `local s for i = 1, 200 do s = ARGV[1] .. ':' .. i .. ':' .. ARGV[2] .. ARGV[3] end return s`
+	sha := tokens(resp.Serve(s, encode([]string{"script", "load", script})))[1]
+	call := encode([]string{"evalsha", sha, "0", "lock", "owner", "-x"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := resp.Serve(s, call); !bytes.Equal(out, []byte("$16\r\nlock:200:owner-x\r\n")) {
+			b.Fatalf("unexpected reply: %q", out)
+		}
+	}
+}

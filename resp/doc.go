@@ -80,15 +80,18 @@
 // errors name the operand ("attempt to concatenate local 'x' (a nil
 // value)"), a numeric for takes numeric strings as bounds (for i = 1,
 // ARGV[1]), and loadstring compiles with the same rules and names chunks
-// as Lua does ([string "..."]). To do so every .. becomes a call of a
-// builtin when a script is compiled, which costs a function call per
-// concatenation. Arithmetic on what is not a number fails with Lua's
-// message, but names no variable ("attempt to perform arithmetic on a nil
-// value", where Lua may add "local 'x'"). Other error texts of the Lua
-// implementation (syntax errors, "attempt to index ...", arithmetic on two
-// tables, the argument errors of the other builtins) are gopher-lua's, and
-// an argument error in a method call (("%d"):format("x")) counts the
-// receiver as argument 1, where Lua does not.
+// as Lua does ([string "..."]). To do so each chain of .. becomes one
+// call of a builtin when a script is compiled; it needs two registers more
+// than Lua's instruction, so a function within a few registers of
+// gopher-lua's limit of 200 fails to compile sooner. Only tables take a
+// metatable from setmetatable, as in Lua. Arithmetic on what is not a
+// number fails with Lua's message, but names no variable ("attempt to
+// perform arithmetic on a nil value", where Lua may add "local 'x'").
+// Other error texts of the Lua implementation (syntax errors, "attempt to
+// index ...", arithmetic on two tables or negating one, the argument
+// errors of the other builtins) are gopher-lua's, and an argument error in
+// a method call (("%d"):format("x")) counts the receiver as argument 1,
+// where Lua does not.
 // A script that runs longer than five seconds is stopped with an error
 // (Redis would let it run and answer BUSY to others; here it holds the
 // engine's locks). The limit is checked between Lua instructions, so the

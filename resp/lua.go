@@ -494,6 +494,7 @@ func (v *vm) loadString(L *lua.LState) int {
 // source code as [string "its first line"], cut short with "...".
 func chunkID(source string) string {
 	const size = 60 // LUA_IDSIZE, counting C's NUL
+	source = cString(source)
 	switch {
 	case strings.HasPrefix(source, "="):
 		s := source[1:]

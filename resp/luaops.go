@@ -20,15 +20,19 @@ package resp
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
 
-// The globals the rewritten code calls: a NUL cannot appear in a Lua
-// identifier, so no script can name them as variables, and scripts cannot
-// write globals.
+// The globals the rewritten code reads into hidden locals: a NUL cannot
+// appear in a Lua identifier, so no script can name them as variables, and
+// scripts cannot write globals. A script can read them by indexing _G with
+// the name (Redis would say there is no such global); calling them does
+// no more than the operators do.
 const (
 	concatName = "\x00concat"
 	forNumName = "\x00fornum"
@@ -50,7 +54,7 @@ func (v *vm) installOps(g, strMT *lua.LTable) {
 		// Lua 5.1's luai_nummod; the VM's own (for two numbers) rounds
 		// differently only at the extremes.
 		"__mod": func(a, b float64) float64 { return a - math.Floor(a/b)*b },
-		"__pow": math.Pow,
+		"__pow": luaPow,
 		"__unm": func(a, _ float64) float64 { return -a },
 	} {
 		f := L.NewFunction(arith(event, op))
@@ -60,6 +64,26 @@ func (v *vm) installOps(g, strMT *lua.LTable) {
 	for _, t := range []lua.LValue{lua.LNil, lua.LFalse, lua.LNumber(0)} {
 		L.SetMetatable(t, others)
 	}
+	// Only tables take a metatable from a script, as in Lua: these types'
+	// (and so every later script's arithmetic) must not be replaceable.
+	setmt := g.RawGetString("setmetatable").(*lua.LFunction)
+	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+		t, ok := L.Get(1).(*lua.LTable)
+		if !ok {
+			luaArgError(L, 1, "setmetatable", "table expected, got "+typeName(L, 1))
+		}
+		if v.isReadonly(t) {
+			L.Error(lua.LString(readonlyErr), 0) // from C in Redis: no position
+		}
+		switch L.Get(2).(type) {
+		case *lua.LNilType, *lua.LTable:
+			if L.GetTop() >= 2 {
+				return setmt.GFunction(L)
+			}
+		}
+		luaArgError(L, 2, "setmetatable", "nil or table expected")
+		return 0
+	}))
 	getmt := g.RawGetString("getmetatable").(*lua.LFunction)
 	g.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() == 0 {
@@ -72,6 +96,29 @@ func (v *vm) installOps(g, strMT *lua.LTable) {
 		}
 		return getmt.GFunction(L)
 	}))
+}
+
+// luaPow is C's pow as Lua 5.1 calls it: a NaN operand comes back as it
+// is, and a NaN the operation makes is x86's default one, which prints as
+// "-nan" (Go's math.Pow returns a positive NaN for both).
+func luaPow(a, b float64) float64 {
+	r := math.Pow(a, b)
+	if math.IsNaN(r) {
+		switch {
+		case math.IsNaN(a):
+			return a
+		case math.IsNaN(b):
+			return b
+		}
+		return math.Copysign(math.NaN(), -1)
+	}
+	return r
+}
+
+// isReadonly reports whether t is one of the read-only tables scripts see:
+// the globals or a library.
+func (v *vm) isReadonly(t *lua.LTable) bool {
+	return t == v.env || slices.Contains(v.libs, t)
 }
 
 // arith is the metamethod for event of strings, numbers, nil and
@@ -116,40 +163,88 @@ func arith(event string, op func(a, b float64) float64) lua.LGFunction {
 	}
 }
 
-// concat is Lua 5.1's a .. b, called by rewritten code as concat(a, b)
-// or, when an operand has a name Lua would report, concat(a, b, aName,
-// bName) ("" for none). Numbers are written as "%.14g"; an operand that is
-// neither a string nor a number calls the first operand's __concat, else
-// the second's; the result is held to the bulk-string limit.
+// concat is Lua 5.1's concatenation of a chain a1 .. a2 .. ... .. an, as
+// one CONCAT instruction does it (luaV_concat): rewritten code calls
+// concat(names, a1, ..., an), names being "" or the n operands' names as
+// Lua reports them ("local 'x'", or "" for none) joined by NULs. From the
+// right, the longest run of strings and numbers (numbers written as
+// "%.14g") is joined at once; a pair with anything else calls the first
+// operand's __concat, else the second's, and the result takes the pair's
+// place; without one, the error blames the first operand of the pair that
+// is not a string or number, named by its position. The result is held to
+// the bulk-string limit.
 func (v *vm) concat(L *lua.LState) int {
-	a, b := L.Get(1), L.Get(2)
-	sa, okA := toStringArg(a)
-	sb, okB := toStringArg(b)
-	if okA && okB {
-		if len(sa)+len(sb) > v.run.s.maxBulk() {
-			luaRaise(L, "string length overflow")
-		}
-		L.Push(lua.LString(sa + sb))
-		return 1
+	names, _ := L.Get(1).(lua.LString)
+	n := L.GetTop() - 1
+	var buf [8]lua.LValue
+	vals := buf[:0]
+	for i := range n {
+		vals = append(vals, L.Get(i+2))
 	}
-	for _, o := range [2]lua.LValue{a, b} {
-		if tm := L.GetMetaField(o, "__concat"); tm != lua.LNil {
+	limit := v.run.s.maxBulk()
+	for last := n - 1; last > 0; {
+		a, b := vals[last-1], vals[last]
+		sb, okB := toStringArg(b)
+		if _, okA := toStringArg(a); !okA || !okB {
+			tm := L.GetMetaField(a, "__concat")
+			if tm == lua.LNil {
+				tm = L.GetMetaField(b, "__concat")
+			}
+			if tm == lua.LNil {
+				at, blame := last-1, a
+				if okA {
+					at, blame = last, b
+				}
+				concatError(L, string(names), at, blame)
+			}
 			L.Push(tm)
 			L.Push(a)
 			L.Push(b)
 			L.Call(2, 1)
-			return 1
+			vals[last-1] = L.Get(-1)
+			L.Pop(1)
+			last--
+			continue
 		}
+		// The run of strings and numbers ending at last.
+		first, size := last, len(sb)
+		for first > 0 {
+			s, ok := toStringArg(vals[first-1])
+			if !ok {
+				break
+			}
+			first--
+			size += len(s)
+		}
+		if size > limit {
+			luaRaise(L, "string length overflow")
+		}
+		var out strings.Builder
+		out.Grow(size)
+		for _, x := range vals[first : last+1] {
+			s, _ := toStringArg(x)
+			out.WriteString(s)
+		}
+		vals[first] = lua.LString(out.String())
+		last = first
 	}
-	blame, name := a, L.OptString(3, "")
-	if okA {
-		blame, name = b, L.OptString(4, "")
+	L.Push(vals[0])
+	return 1
+}
+
+// concatError raises Lua's error for concatenating blame, the operand at
+// position at of a chain whose names are names (see concat).
+func concatError(L *lua.LState, names string, at int, blame lua.LValue) {
+	name := ""
+	if names != "" {
+		if parts := strings.Split(names, "\x00"); at < len(parts) {
+			name = parts[at]
+		}
 	}
 	if name != "" {
 		luaRaise(L, "attempt to concatenate "+name+" (a "+blame.Type().String()+" value)")
 	}
 	luaRaise(L, "attempt to concatenate a "+blame.Type().String()+" value")
-	return 0
 }
 
 // forNum is a numeric for's check of its bound forNum(v, which), which
@@ -359,15 +454,40 @@ func (r *opRewriter) expr(e ast.Expr) ast.Expr {
 	case *ast.FunctionExpr:
 		r.functionExpr(e, false)
 	case *ast.StringConcatOpExpr:
-		lhs, rhs := r.expr(e.Lhs), r.expr(e.Rhs)
-		args := []ast.Expr{lhs, rhs}
-		if ln, rn := r.name(e.Lhs), r.name(e.Rhs); ln != "" || rn != "" {
-			args = append(args, stringExpr(ln, e), stringExpr(rn, e))
+		// A chain a .. b .. c is right-associative: Rhs holds the rest.
+		// Lua concatenates it in one instruction, and so does one call.
+		var operands []ast.Expr
+		var names []string
+		named := false
+		var x ast.Expr = e
+		for {
+			c, ok := x.(*ast.StringConcatOpExpr)
+			if !ok {
+				break
+			}
+			operands = append(operands, c.Lhs)
+			x = c.Rhs
+		}
+		operands = append(operands, x)
+		for i, o := range operands {
+			name := r.name(o)
+			named = named || name != ""
+			names = append(names, name)
+			operands[i] = r.expr(o)
+		}
+		if !named {
+			names = nil
 		}
 		r.concat = true
+		args := append([]ast.Expr{stringExpr(strings.Join(names, "\x00"), e)}, operands...)
 		call := &ast.FuncCallExpr{Func: identExpr(concatName, e), Args: args, AdjustRet: true}
-		call.SetLine(e.Line())
-		call.SetLastLine(e.LastLine())
+		// Lua's error line is the chain's last, where its instruction is.
+		line := e.Line()
+		for _, o := range operands {
+			line = max(line, o.Line(), o.LastLine())
+		}
+		call.SetLine(line)
+		call.SetLastLine(line)
 		return call
 	}
 	return e
@@ -402,7 +522,7 @@ func (r *opRewriter) name(e ast.Expr) string {
 	case *ast.AttrGetExpr:
 		// Lua names a field by a constant string key, and "?" otherwise.
 		if k, ok := e.Key.(*ast.StringExpr); ok {
-			return "field '" + k.Value + "'"
+			return "field '" + cString(k.Value) + "'"
 		}
 		return "field '?'"
 	}
