@@ -140,63 +140,83 @@ func (s *Table) unlockContended() {
 func (s *Table) wake() { s.gate.wake() }
 
 // gate is where contended writers sleep: a semaphore that holds at most one
-// wake-up, as a buffered channel of one would, built on a sync.RWMutex
-// because of what the alternatives do:
+// wake-up, as a buffered channel of one would, and wakes one sleeper per
+// wake-up, the longest asleep first. It is built from mutexes because of
+// what the alternatives do:
 //   - A channel belongs to the testing/synctest bubble that made it, and
 //     any use from outside is a fatal error: an Engine made in one test's
 //     bubble and then written to elsewhere (a shared fixture, a later test)
 //     would crash the test binary under contention. sync.Cond's wake-ups
 //     have the same rule.
-//   - sync.Mutex has no such rule, but a goroutine that waits for one spins
-//     first while another runs, the very thing sleeping avoids: two
-//     goroutines writing one shard ran at under half the speed.
+//   - A goroutine waiting for a sync.Mutex spins first while another runs,
+//     the very thing sleeping avoids: two goroutines writing one shard ran
+//     at under half the speed.
+//   - A goroutine waiting to read-lock a sync.RWMutex sleeps at once, but
+//     one unlock lets every waiter through: with tens of writers on a hot
+//     shard (a server's connections) they all woke for every wake-up, and
+//     one writer waited seconds.
 //
-// A reader waiting for a sync.RWMutex sleeps at once, can be woken from
-// any goroutine, and is not "durably blocked" to synctest, which is right:
-// it waits for a holder that runs, perhaps outside the bubble, so the
-// bubble's clock must not jump meanwhile. So the gate is shut while its
-// write lock is held: sleepers wait in RLock, and a wake-up releases the
-// write lock, letting every sleeper through (they all try the shard again;
-// on a machine of a few cores there is rarely more than one). The first
-// one through shuts the gate again.
+// So each sleeper waits on a sync.RWMutex of its own, write-locked before
+// it queues, by read-locking it; a wake-up takes the first sleeper off the
+// queue and unlocks its mutex, which wakes that one goroutine. None of this
+// belongs to a bubble, and a waiting reader is not "durably blocked" to
+// synctest, which is right: it waits for a holder that runs, perhaps
+// outside the bubble, so the bubble's clock must not jump meanwhile.
 type gate struct {
-	rw sync.RWMutex
-	// state is gateShut while rw is write-held, gateOpen from the wake-up
-	// that releases it, and gateShutting while a sleeper that came through
-	// takes it again. Only the wake-up that moves it from shut to open
-	// unlocks rw, so rw is never unlocked twice. A wake-up finding the
-	// gate open or shutting does nothing: the sleepers it would wake are
-	// through or will pass, and the one shutting it is awake and tries the
-	// shard after this unlock, so the shard is never left free with every
-	// writer asleep.
-	state atomic.Int32
+	mu      sync.Mutex
+	queue   []*sleeper // guarded by mu: the sleepers, in the order they came
+	pending bool       // guarded by mu: a wake-up found no sleeper queued
+	// hasPending mirrors pending for wake's check without mu: a wake-up
+	// while one is pending (and so nobody queued) changes nothing, and
+	// unlocks of a busy shard wake often.
+	hasPending atomic.Bool
 }
 
-const (
-	gateShut = iota
-	gateOpen
-	gateShutting
-)
+// sleeper is one waiting writer's wake-up: its mutex is write-locked while
+// it waits, and the wake-up unlocks it.
+type sleeper struct{ rw sync.RWMutex }
 
-// init readies a shut gate.
-func (g *gate) init() { g.rw.Lock() }
+// sleepers recycles sleepers: a writer holds one only while it waits.
+var sleepers = sync.Pool{New: func() any { return new(sleeper) }}
 
-// wait sleeps until the gate opens; the first sleeper through shuts it.
+// wait takes the pending wake-up, or sleeps until a wake-up picks it.
 func (g *gate) wait() {
-	g.rw.RLock()
-	g.rw.RUnlock()
-	if g.state.CompareAndSwap(gateOpen, gateShutting) {
-		g.rw.Lock() // waits only for the sleepers let through with this one
-		g.state.Store(gateShut)
+	g.mu.Lock()
+	if g.pending {
+		g.pending = false
+		g.hasPending.Store(false)
+		g.mu.Unlock()
+		return
 	}
+	w := sleepers.Get().(*sleeper)
+	w.rw.Lock()
+	g.queue = append(g.queue, w)
+	g.mu.Unlock()
+	w.rw.RLock() // until wake unlocks it
+	w.rw.RUnlock()
+	sleepers.Put(w)
 }
 
-// wake opens the gate, unless it is open or being shut; a wake-up costs a
-// load while one is pending, as unlocks of a busy shard wake often.
+// wake wakes the longest sleeper, or leaves a wake-up pending if none is
+// queued (one already pending serves as well: whoever counted itself and
+// has not yet queued will take it).
 func (g *gate) wake() {
-	if g.state.Load() == gateShut && g.state.CompareAndSwap(gateShut, gateOpen) {
-		g.rw.Unlock()
+	if g.hasPending.Load() {
+		return
 	}
+	g.mu.Lock()
+	if len(g.queue) == 0 {
+		g.pending = true
+		g.hasPending.Store(true)
+		g.mu.Unlock()
+		return
+	}
+	w := g.queue[0]
+	n := copy(g.queue, g.queue[1:]) // sleepers are few: shifting beats a ring
+	g.queue[n] = nil
+	g.queue = g.queue[:n]
+	g.mu.Unlock()
+	w.rw.Unlock()
 }
 
 // pauseSink keeps pause's loop from being optimized away.

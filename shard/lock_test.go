@@ -120,7 +120,7 @@ func TestLockCalmRace(t *testing.T) {
 			}
 			runtime.Gosched()
 		}
-		if s.gate.state.Load() == gateOpen { // a stale wake-up: every round starts alike
+		if s.gate.hasPending.Load() { // a stale wake-up: every round starts alike
 			s.gate.wait()
 		}
 	}
@@ -185,4 +185,56 @@ func TestLockAcrossSynctestBubbles(t *testing.T) {
 		}
 		<-slept
 	})
+}
+
+// queued reports how many sleepers wait on g.
+func (g *gate) queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
+
+// TestGateWakesOneInOrder: a wake-up with nobody queued stays pending for
+// the next sleeper (a writer counts itself before it queues, so dropping
+// it would leave that writer asleep with the shard free), a second one
+// adds nothing, and each wake-up releases exactly one sleeper, the longest
+// waiting first (releasing every sleeper made one of 64 writers wait
+// seconds).
+func TestGateWakesOneInOrder(t *testing.T) {
+	var g gate // the zero gate has no wake-up pending
+	g.wake()
+	g.wake()
+	took := make(chan struct{})
+	go func() {
+		g.wait() // the pending wake-up: returns at once
+		close(took)
+	}()
+	select {
+	case <-took:
+	case <-time.After(10 * time.Second): // a watchdog; it takes microseconds
+		t.Fatal("a sleeper after a wake-up with nobody queued still slept after 10s: the wake-up was dropped")
+	}
+	if g.hasPending.Load() {
+		t.Fatal("two wake-ups with nobody queued left two pending, want one")
+	}
+	const n = 3
+	woke := make(chan int, n)
+	for i := range n {
+		go func() {
+			g.wait()
+			woke <- i
+		}()
+		for g.queued() != i+1 {
+			runtime.Gosched()
+		}
+	}
+	for want := range n {
+		g.wake()
+		if got := <-woke; got != want {
+			t.Fatalf("wake-up %d released sleeper %d, want %d (the longest waiting)", want, got, want)
+		}
+		if q := g.queued(); q != n-1-want {
+			t.Fatalf("after wake-up %d, %d sleepers queued, want %d: one wake-up released more than one", want, q, n-1-want)
+		}
+	}
 }

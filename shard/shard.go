@@ -161,7 +161,6 @@ type Shard[A any] struct {
 func (s *Table) init(seed uint64) {
 	s.seed = seed
 	s.free = -1
-	s.gate.init()
 	s.groups, s.mask = newGroups(minGroups), minGroups-1
 	s.entries = make([]Entry, minEntries)
 }
