@@ -509,7 +509,16 @@ func TestIncrBy(t *testing.T) {
 func TestClockReads(t *testing.T) {
 	e, _ := newTestEngine(t)
 	reads := 0
-	SetNowHook(e, func(int64) { reads++ })
+	SetNowHook(e, func(now int64) {
+		// An operation whose lock-free read was overtaken (by the reaper,
+		// say) retracts its reading before it reads again under the lock:
+		// one reading used, as the linearizability check counts it.
+		if now == noDeadline {
+			reads--
+			return
+		}
+		reads++
+	})
 	check := func(name string, want int, op func()) {
 		t.Helper()
 		reads = 0
