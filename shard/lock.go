@@ -131,13 +131,9 @@ func (s *Table) unlockContended() {
 	}
 	atomic.AddUint64(&s.seq, 1)
 	if s.state.Load() >= oneSleeper {
-		s.wake()
+		s.gate.wake()
 	}
 }
-
-// wake lets one sleeping writer try again; a wake-up already pending
-// serves as well.
-func (s *Table) wake() { s.gate.wake() }
 
 // gate is where contended writers sleep: a semaphore that holds at most one
 // wake-up, as a buffered channel of one would, and wakes one sleeper per
@@ -163,12 +159,12 @@ func (s *Table) wake() { s.gate.wake() }
 // synctest, which is right: it waits for a holder that runs, perhaps
 // outside the bubble, so the bubble's clock must not jump meanwhile.
 type gate struct {
-	mu      sync.Mutex
-	queue   []*sleeper // guarded by mu: the sleepers, in the order they came
-	pending bool       // guarded by mu: a wake-up found no sleeper queued
-	// hasPending mirrors pending for wake's check without mu: a wake-up
-	// while one is pending (and so nobody queued) changes nothing, and
-	// unlocks of a busy shard wake often.
+	mu    sync.Mutex
+	queue []*sleeper // guarded by mu: the sleepers, in the order they came
+	// hasPending is set when a wake-up found no sleeper queued; it is
+	// written under mu and read without it by wake: a wake-up while one is
+	// pending (and so nobody queued) changes nothing, and unlocks of a busy
+	// shard wake often.
 	hasPending atomic.Bool
 }
 
@@ -182,8 +178,7 @@ var sleepers = sync.Pool{New: func() any { return new(sleeper) }}
 // wait takes the pending wake-up, or sleeps until a wake-up picks it.
 func (g *gate) wait() {
 	g.mu.Lock()
-	if g.pending {
-		g.pending = false
+	if g.hasPending.Load() {
 		g.hasPending.Store(false)
 		g.mu.Unlock()
 		return
@@ -206,7 +201,6 @@ func (g *gate) wake() {
 	}
 	g.mu.Lock()
 	if len(g.queue) == 0 {
-		g.pending = true
 		g.hasPending.Store(true)
 		g.mu.Unlock()
 		return
