@@ -12,8 +12,8 @@ package resp
 //     1000000000000000 and 1/3 with 16 digits) and its errors name the
 //     operand as Lua does ("attempt to concatenate local 'x' (a nil
 //     value)"). The VM's concatenation cannot be hooked, so compile rewrites
-//     every a .. b into a call of a builtin the script cannot name or
-//     replace.
+//     each chain a .. b .. c into one call of a builtin, which the script
+//     reaches through a hidden local and cannot replace.
 //   - A numeric for accepts numeric strings as bounds (for i = 1, ARGV[1]),
 //     and refuses other bounds with Lua's messages, through the same
 //     rewrite.
@@ -177,6 +177,7 @@ func (v *vm) concat(L *lua.LState) int {
 	names, _ := L.Get(1).(lua.LString)
 	n := L.GetTop() - 1
 	var buf [8]lua.LValue
+	var sbuf [8]string
 	vals := buf[:0]
 	for i := range n {
 		vals = append(vals, L.Get(i+2))
@@ -184,8 +185,7 @@ func (v *vm) concat(L *lua.LState) int {
 	limit := v.run.s.maxBulk()
 	for last := n - 1; last > 0; {
 		a, b := vals[last-1], vals[last]
-		sb, okB := toStringArg(b)
-		if _, okA := toStringArg(a); !okA || !okB {
+		if okA, okB := stringLike(a), stringLike(b); !okA || !okB {
 			tm := L.GetMetaField(a, "__concat")
 			if tm == lua.LNil {
 				tm = L.GetMetaField(b, "__concat")
@@ -206,30 +206,38 @@ func (v *vm) concat(L *lua.LState) int {
 			last--
 			continue
 		}
-		// The run of strings and numbers ending at last.
-		first, size := last, len(sb)
-		for first > 0 {
-			s, ok := toStringArg(vals[first-1])
-			if !ok {
-				break
-			}
+		// The run of strings and numbers ending at last, each number
+		// written once (strs holds the run from the right).
+		first, size := last+1, 0
+		strs := sbuf[:0]
+		for first > 0 && stringLike(vals[first-1]) {
 			first--
-			size += len(s)
+			str, _ := toStringArg(vals[first])
+			strs = append(strs, str)
+			size += len(str)
 		}
 		if size > limit {
 			luaRaise(L, "string length overflow")
 		}
 		var out strings.Builder
 		out.Grow(size)
-		for _, x := range vals[first : last+1] {
-			s, _ := toStringArg(x)
-			out.WriteString(s)
+		for i := len(strs) - 1; i >= 0; i-- {
+			out.WriteString(strs[i])
 		}
 		vals[first] = lua.LString(out.String())
 		last = first
 	}
 	L.Push(vals[0])
 	return 1
+}
+
+// stringLike reports whether v concatenates as it is: a string or a number.
+func stringLike(v lua.LValue) bool {
+	switch v.(type) {
+	case lua.LString, lua.LNumber:
+		return true
+	}
+	return false
 }
 
 // concatError raises Lua's error for concatenating blame, the operand at
