@@ -213,6 +213,12 @@ func (m *mutexMap) get(k string) (string, bool) {
 	return v, ok
 }
 
+func (m *mutexMap) del(k string) {
+	m.mu.Lock()
+	delete(m.m, k)
+	m.mu.Unlock()
+}
+
 func newMutexMap(keys []string) *mutexMap {
 	m := &mutexMap{m: make(map[string]string)}
 	for _, k := range keys {
@@ -402,6 +408,17 @@ func BenchmarkParallelSetNXPX(b *testing.B) {
 	})
 }
 
+// BenchmarkParallelSetNXDel creates each key with SetNX and deletes it:
+// two operations per iteration, each locking its shard, the SetNX from its
+// lock-free lookup.
+func BenchmarkParallelSetNXDel(b *testing.B) {
+	benchParallelEngine(b, -1, func(e *Engine, k string) bool {
+		ok := e.SetNX(k, "w")
+		e.Del(k)
+		return ok
+	})
+}
+
 // BenchmarkParallelSet overwrites keys: every operation locks its shard.
 func BenchmarkParallelSet(b *testing.B) {
 	benchParallelEngine(b, 0, func(e *Engine, k string) bool { e.Set(k, "w"); return true })
@@ -511,6 +528,19 @@ func BenchmarkParallelBaselineMutexMapSetNX(b *testing.B) {
 			benchParallel(b, g, func(keys []string) func(string) bool {
 				m := newMutexMap(keys)
 				return func(k string) bool { return m.setNX(k, "w") }
+			})
+		})
+	}
+}
+
+// BenchmarkParallelBaselineMutexMapSetNXDel is the baseline of
+// BenchmarkParallelSetNXDel.
+func BenchmarkParallelBaselineMutexMapSetNXDel(b *testing.B) {
+	for _, g := range []int{1, 2} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			benchParallel(b, g, func(keys []string) func(string) bool {
+				m := newMutexMap(nil)
+				return func(k string) bool { ok := m.setNX(k, "w"); m.del(k); return ok }
 			})
 		})
 	}
