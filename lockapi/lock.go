@@ -50,6 +50,7 @@ type lockExtra struct {
 	cancels     map[*context.CancelCauseFunc]struct{} // guarded by Lock.mu: live contexts from Lock.Context
 	stopMonitor context.CancelFunc                    // guarded by Lock.mu: cancels the monitor's ctx
 	monitorDone chan struct{}                         // guarded by Lock.mu: closed when the monitor exits
+	inEvent     bool                                  // guarded by Lock.mu: the monitor is in Options.OnEvent (see monitorLose)
 	releaseDone chan struct{}                         // guarded by Lock.mu: created by a Release waiting for another; closed when that one ends
 }
 
@@ -185,7 +186,8 @@ func (l *Lock) watch() (<-chan struct{}, func()) {
 // the key if it holds this acquisition's value, which is always safe; a
 // reentrant hold removes only itself, never another hold of its owner).
 // Release first stops the watchdog and the loss monitor, even if the
-// backend call then fails; a Release that failed with a backend or ctx error
+// backend call then fails or ctx has already ended (the key is then left to
+// expire at its TTL); a Release that failed with a backend or ctx error
 // may be retried. Concurrent Release calls on one Lock take turns: a second
 // waits for the first's outcome (or its own ctx) and then reports
 // ErrNotHeld ("already released") if the first succeeded, so a successful
@@ -193,6 +195,15 @@ func (l *Lock) watch() (<-chan struct{}, func()) {
 // a backend failure wraps the backend's error and never matches ErrNotHeld.
 func (l *Lock) Release(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
+		// The backend is out of reach, but the lease's upkeep ends here
+		// all the same: a watchdog left running would keep the lock for
+		// ever after a deferred Release with a request's ended context.
+		l.mu.Lock()
+		done := l.haltMonitorLocked()
+		l.mu.Unlock()
+		if done != nil {
+			<-done
+		}
 		return newError("release", l.key, nil, "", err)
 	}
 	l.mu.Lock()
@@ -218,10 +229,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	l.releasing = true
 	lostErr := l.lostErrLocked()
-	cancel, done := l.stopMonitorLocked()
+	done := l.haltMonitorLocked()
 	l.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if done != nil {
 		<-done
 	}
 	var (
@@ -502,6 +512,60 @@ func (l *Lock) stopMonitorLocked() (cancel context.CancelFunc, done chan struct{
 	return cancel, done
 }
 
+// haltMonitorLocked stops the monitor and returns the channel to wait on
+// (after unlocking mu) for it to exit, or nil if there is none to wait for:
+// no monitor, or one inside Options.OnEvent, perhaps calling this very
+// Release. Such a monitor does nothing more at the backend: it exits when
+// the callback returns (see monitorLose).
+func (l *Lock) haltMonitorLocked() (done chan struct{}) {
+	cancel, done := l.stopMonitorLocked()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	if l.x.inEvent {
+		return nil
+	}
+	return done
+}
+
+// monitorLose is lose for the monitor goroutine, whose loss event may call
+// the Lock's methods: while it runs, Release does not wait for the monitor
+// to exit.
+func (l *Lock) monitorLose(cause error) {
+	l.mu.Lock()
+	err := l.loseLocked(cause)
+	if err != nil {
+		l.x.inEvent = true
+	}
+	l.mu.Unlock()
+	if err != nil {
+		l.c.noteLoss(l, cause, err)
+		l.mu.Lock()
+		l.x.inEvent = false
+		l.mu.Unlock()
+	}
+}
+
+// monitorRefreshFailed reports the watchdog's failed refresh, unless a
+// Release (which cancels ctx under mu) has begun: then the failure is
+// moot, and the event could not be told apart from one after the release.
+// As in monitorLose, Release does not wait for the monitor while the event
+// runs.
+func (l *Lock) monitorRefreshFailed(ctx context.Context, ttl time.Duration, err error) {
+	l.mu.Lock()
+	if ctx.Err() != nil {
+		l.mu.Unlock()
+		return
+	}
+	l.x.inEvent = true
+	l.mu.Unlock()
+	l.c.noteRefreshFailure(l, ttl, err)
+	l.mu.Lock()
+	l.x.inEvent = false
+	l.mu.Unlock()
+}
+
 // leaseSend records, with a watchdog, a granting call for ttl about to be
 // sent at start (see lease), and wakes the monitor if the lease's end moved.
 func (l *Lock) leaseSend(start time.Time, ttl time.Duration) {
@@ -583,11 +647,11 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 				return
 			}
 			if errors.Is(err, errLeaseEnded) {
-				l.lose(l.endedCause(lastErr)) // a no-op if bounded declared it
+				l.monitorLose(l.endedCause(lastErr)) // a no-op if bounded declared it
 				return
 			}
 			if err == nil && !ok {
-				l.lose(ErrNotHeld)
+				l.monitorLose(ErrNotHeld)
 				return
 			}
 		}
@@ -597,9 +661,9 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 			end := l.leaseEnd()
 			if !now.Before(end) {
 				if exhausted {
-					l.lose(ErrExtensionsExhausted)
+					l.monitorLose(ErrExtensionsExhausted)
 				} else {
-					l.lose(l.endedCause(lastErr))
+					l.monitorLose(l.endedCause(lastErr))
 				}
 				return
 			}
@@ -647,15 +711,15 @@ func (l *Lock) monitor(ctx context.Context, done chan struct{}, changed <-chan s
 		}
 		switch {
 		case errors.Is(err, errLeaseEnded):
-			l.lose(l.endedCause(lastErr)) // a no-op if bounded declared it
+			l.monitorLose(l.endedCause(lastErr)) // a no-op if bounded declared it
 			return
 		case err != nil:
 			lastErr = fmt.Errorf("watchdog refresh: %w", err)
 			nextRefresh = now.Add(x.refresh.Interval)
-			c.noteRefreshFailure(l, ttl, newError("refresh", l.key, nil, "", lastErr))
+			l.monitorRefreshFailed(ctx, ttl, newError("refresh", l.key, nil, "", lastErr))
 		case !ok:
-			c.noteRefreshFailure(l, ttl, newError("refresh", l.key, ErrNotHeld, "watchdog", nil))
-			l.lose(ErrNotHeld)
+			l.monitorRefreshFailed(ctx, ttl, newError("refresh", l.key, ErrNotHeld, "watchdog", nil))
+			l.monitorLose(ErrNotHeld)
 			return
 		default:
 			lastErr = nil
@@ -707,7 +771,7 @@ func (l *Lock) bounded(ctx context.Context, op string, call func(ctx context.Con
 			if c.time.Now().Before(l.leaseEnd()) {
 				return err // cut short, but a manual Refresh extended the lease meanwhile
 			}
-			l.lose(fmt.Errorf("watchdog %s: %w: %w", op, errLeaseEnded, err))
+			l.monitorLose(fmt.Errorf("watchdog %s: %w: %w", op, errLeaseEnded, err))
 			return errLeaseEnded
 		case <-l.x.kick:
 		case <-timer.C:
@@ -721,7 +785,7 @@ func (l *Lock) bounded(ctx context.Context, op string, call func(ctx context.Con
 		}
 		// The lease ended first: declare the loss at once, then cancel the
 		// call and wait for it.
-		l.lose(fmt.Errorf("watchdog %s: %w: %w", op, errLeaseEnded, context.DeadlineExceeded))
+		l.monitorLose(fmt.Errorf("watchdog %s: %w: %w", op, errLeaseEnded, context.DeadlineExceeded))
 		cancel()
 		<-res
 		return errLeaseEnded

@@ -36,8 +36,10 @@ type Options struct {
 	// OnEvent, when not nil, is called for every acquisition, release,
 	// loss and failed refresh of the Client's locks (see Event), on the
 	// goroutine where it happened and never while the Client holds a lock
-	// of its own: keep it short, and do not call the Lock's methods from it
-	// for EventLost. LogEvents adapts a log/slog logger.
+	// of its own. Keep it short. It may call the Lock's methods: releasing
+	// a lock whose refresh failed, or that was lost, from here is safe
+	// (Release does not wait for the watchdog or loss monitor that is
+	// running the callback). LogEvents adapts a log/slog logger.
 	OnEvent func(Event)
 	// HoldTimeEvery sets which leases Stats.HoldTime times: one
 	// acquisition in HoldTimeEvery (counted per Client), since timing a

@@ -209,3 +209,87 @@ func TestWaiterWakesWithinTicksOfExpiry(t *testing.T) {
 		l.Release(context.Background())
 	})
 }
+
+// TestReleaseFromEvent releases a lock from Options.OnEvent as its
+// watchdog reports trouble: a failed refresh (the backend erred), and a loss
+// (the key was deleted behind the lock's back). The event runs on the
+// lock's monitor goroutine, which Release stops: Release must not wait for
+// that goroutine to exit while it is the one calling.
+func TestReleaseFromEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		on      lockapi.EventType
+		trouble func(e *engine.Engine, fi *faultinject.Backend)
+		wantErr error
+	}{
+		{"refresh failed", lockapi.EventRefreshFailed, func(_ *engine.Engine, fi *faultinject.Backend) {
+			fi.Inject(faultinject.Refresh, faultinject.Fault{Next: 1})
+		}, nil},
+		{"lost", lockapi.EventLost, func(e *engine.Engine, _ *faultinject.Backend) {
+			e.Del("k")
+		}, lockapi.ErrNotHeld},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := engine.New(engine.Options{})
+				defer e.Close()
+				fi := faultinject.New(inproc.New(e, inproc.Options{}), faultinject.Options{})
+				var l *lockapi.Lock
+				released := make(chan error, 1)
+				c := lockapi.New(fi, lockapi.Options{OnEvent: func(ev lockapi.Event) {
+					if ev.Type == tc.on {
+						released <- l.Release(context.Background())
+					}
+				}})
+				var err error
+				l, err = c.Obtain(context.Background(), "k", 3*time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tc.trouble(e, fi)
+				select {
+				case err := <-released:
+					if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+						t.Errorf("Release from OnEvent(%v) = %v, want %v", tc.on, err, tc.wantErr)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("Release from OnEvent(%v) did not return in 10s", tc.on)
+				}
+				if _, ok := e.Get("k"); ok {
+					t.Errorf("Get(k) after the Release = held, want absent")
+				}
+			})
+		})
+	}
+}
+
+// TestReleaseWithEndedContextStopsWatchdog is the deferred Release of a
+// request whose context was cancelled: Release returns the context's error,
+// and the watchdog stops, so the lock expires at its TTL instead of being
+// refreshed for ever.
+func TestReleaseWithEndedContextStopsWatchdog(t *testing.T) {
+	bubble(t, false, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		reqCtx, cancel := context.WithCancel(context.Background())
+		l, err := c.Obtain(reqCtx, "job", time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if err := l.Release(reqCtx); !errors.Is(err, context.Canceled) {
+			t.Errorf("Release(ended ctx) = %v, want context.Canceled", err)
+		}
+		refreshes := fi.Calls(faultinject.Refresh)
+		time.Sleep(time.Hour)
+		if got := fi.Calls(faultinject.Refresh); got != refreshes {
+			t.Errorf("Refresh calls in the hour after Release = %d, want 0", got-refreshes)
+		}
+		other, err := c.Obtain(context.Background(), "job", time.Second, nil)
+		if err != nil {
+			t.Fatalf("Obtain an hour after Release(ended ctx) = %v, want the expired lock", err)
+		}
+		other.Release(context.Background())
+		if err := l.Release(context.Background()); !errors.Is(err, lockapi.ErrNotHeld) {
+			t.Errorf("retried Release after expiry = %v, want ErrNotHeld", err)
+		}
+	})
+}
