@@ -79,8 +79,8 @@ type ObtainOptions struct {
 // AutoRefresh configures the watchdog of ObtainOptions.AutoRefresh. The
 // zero value refreshes every ttl/3 with the Obtain's ttl, without limit.
 type AutoRefresh struct {
-	// Interval is the time between refreshes; 0 means TTL/3. It must be
-	// shorter than TTL and than the Obtain's ttl.
+	// Interval is the time between refreshes; 0 means a third of the
+	// shorter of TTL and the Obtain's ttl. It must be shorter than both.
 	Interval time.Duration
 	// TTL is the TTL each refresh sets; 0 means the Obtain's ttl. It must be
 	// in [MinTTL, MaxTTL].
@@ -131,7 +131,9 @@ func (ar AutoRefresh) resolve(key string, ttl time.Duration) (AutoRefresh, error
 		return invalid("AutoRefresh.TTL %v outside [MinTTL, MaxTTL]", ar.TTL)
 	}
 	if ar.Interval == 0 {
-		ar.Interval = ar.TTL / 3
+		// The first refresh must land within the Obtain's lease, the
+		// later ones within the refreshed leases.
+		ar.Interval = min(ar.TTL, ttl) / 3
 	}
 	if ar.Interval >= ar.TTL || ar.Interval >= ttl {
 		return invalid("AutoRefresh.Interval %v must be shorter than the ttl", ar.Interval)

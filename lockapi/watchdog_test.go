@@ -293,3 +293,23 @@ func TestReleaseWithEndedContextStopsWatchdog(t *testing.T) {
 		}
 	})
 }
+
+// TestAutoRefreshDefaultInterval obtains a lock for a second and has the
+// watchdog extend it by a minute at a time: the default interval must fit
+// the shorter lease, the first one.
+func TestAutoRefreshDefaultInterval(t *testing.T) {
+	bubble(t, false, func(t *testing.T, e *engine.Engine, fi *faultinject.Backend, c *lockapi.Client) {
+		ctx := context.Background()
+		l, err := c.Obtain(ctx, "k", time.Second, &lockapi.ObtainOptions{AutoRefresh: &lockapi.AutoRefresh{TTL: time.Minute}})
+		if err != nil {
+			t.Fatalf("Obtain(ttl 1s, AutoRefresh.TTL 1m) = %v, want the lock", err)
+		}
+		time.Sleep(5 * time.Second)
+		if d, err := l.TTL(ctx); err != nil || d <= time.Second {
+			t.Errorf("TTL() after 5s = %v, %v, want over 1s (refreshed with the 1m TTL)", d, err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Errorf("Release() = %v", err)
+		}
+	})
+}

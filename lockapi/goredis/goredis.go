@@ -60,7 +60,9 @@
 // persistence, or a failover to a replica that had not received the latest
 // INCR. A protected resource that must never accept a repeated token
 // should also check the token's lock is still held, or use the in-process
-// backend, whose counters no command can reset.
+// backend, whose counters for plain, multi-key and reentrant locks no
+// command can reset (its semaphores and read-write locks count in keys, as
+// here).
 //
 // # Time
 //

@@ -45,6 +45,13 @@
 //   - A reentrant lock keeps its owner's holds, by ID, (and the lease's
 //     first fence) in a key beside the lock key, with the same deadline.
 //
+// The fencing tokens of semaphores and read-write locks come from their
+// counter keys, as over Redis, so that a lease's token is the same whether
+// it was taken in process or through nxkv-server. Unlike the engine's own
+// counter, these restart when their keys are deleted (Engine.Flush, or
+// FLUSHALL or DEL through the Redis protocol): a resource that must never
+// see a token twice should then also check that the lease is still held.
+//
 // Waiters watch the keys in their way (every slot below their limit, the
 // writer, the waiting mark or a live reader, a held key), so they wake on a
 // release or an expiry without polling, and each lease's Lost closes when
