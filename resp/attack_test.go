@@ -124,6 +124,10 @@ func TestScriptAbandonedCoroutinesFreed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := resp.New(resp.Options{})
 			defer s.Close()
+			// The script's thousands of coroutines take a fraction of a
+			// second, but several seconds under -race on a loaded machine:
+			// past the five-second limit, which this test is not about.
+			resp.SetScriptLimit(s, time.Minute)
 			run := func() {
 				t.Helper()
 				if out := evalReply(s, tc.src); string(out) != ":1\r\n" {
