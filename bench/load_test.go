@@ -37,11 +37,15 @@ func TestBurnHelper(t *testing.T) {
 	if err != nil {
 		t.Skip("runs only as a child of TestLoadMonitorSeesOtherProcess")
 	}
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	// Burn d of CPU time, not of wall time, so that a loaded machine
+	// stretches the burn instead of shrinking it (with a wall-time cap in
+	// case the CPU time cannot be read).
+	start := cpuTime()
+	for deadline := time.Now().Add(20 * d); cpuTime()-start < d && time.Now().Before(deadline); {
 	}
 }
 
-// burn runs cmd (a burner: this test binary on TestBurnHelper for 0.5 s)
+// burn runs cmd (a burner: this test binary on TestBurnHelper, burning 0.5 s of CPU)
 // under a load monitor and returns the CPU snapshots around it and the
 // monitor's view of the stretch.
 func burn(t *testing.T, cmd *exec.Cmd) (a, b cpuSnapshot, got Busy) {
