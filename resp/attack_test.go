@@ -322,3 +322,39 @@ func TestScriptPatternLimits(t *testing.T) {
 		t.Errorf("150 nested optional items: got %.200q, want a match of 1..150", out)
 	}
 }
+
+// TestInfoInsideTransaction runs INFO from a script and from MULTI/EXEC.
+// It used to hang the server: a script runs holding its database's
+// section, and INFO's keyspace section locked every database again to
+// count its keys, waiting for ever on the section it ran in (and every
+// later command on that database with it). A script that builds the name
+// at run time, unseen when its section is chosen, gets an error instead.
+func TestInfoInsideTransaction(t *testing.T) {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	if out := resp.Serve(s, encode([]string{"set", "a", "1"})); string(out) != "+OK\r\n" {
+		t.Fatalf("SET a 1 = %q", out)
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"script", string(encode([]string{"eval", `return redis.call('INFO', 'keyspace')`, "0"})), "db0:keys=1,expires=0"},
+		{"script, default sections", string(encode([]string{"eval", `return redis.call('info')`, "0"})), "db0:keys=1,expires=0"},
+		{"multi", string(encode([]string{"multi"})) + string(encode([]string{"info", "keyspace"})) + string(encode([]string{"exec"})), "db0:keys=1,expires=0"},
+		{"script, name built at run time", string(encode([]string{"eval", `return redis.call('IN' .. 'FO', 'keyspace')`, "0"})), "INFO keyspace needs every database"},
+	} {
+		done := make(chan []byte, 1)
+		go func() { done <- resp.Serve(s, []byte(tc.in)) }()
+		select {
+		case out := <-done:
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("%s: got %.200q, want it to contain %q", tc.name, out, tc.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no reply in 10s", tc.name)
+		}
+	}
+	if out := resp.Serve(s, encode([]string{"get", "a"})); string(out) != "$1\r\n1\r\n" {
+		t.Errorf("GET a after the transactions = %q, want 1", out)
+	}
+}

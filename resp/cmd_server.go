@@ -5,6 +5,7 @@ package resp
 import (
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ const RedisVersion = "7.0.15"
 func init() {
 	register(
 		&command{name: "time", arity: 1, fn: cmdTime},
-		&command{name: "info", arity: -1, fn: cmdInfo},
+		&command{name: "info", arity: -1, flags: allDBs, fn: cmdInfo},
 		&command{name: "command", arity: -1, fn: cmdCommand},
 		&command{name: "command|count", arity: 2, fn: cmdCommandCount},
 		&command{name: "command|list", arity: -2, fn: cmdCommandList},
@@ -66,11 +67,21 @@ func cmdInfo(x *call) {
 	if want["all"] || want["everything"] {
 		all = true
 	}
-	var parts []string
+	var names []string
 	for _, s := range infoSections {
 		if all || want[s.name] || (want["default"] && s.dflt) {
-			parts = append(parts, x.infoSection(s.name))
+			names = append(names, s.name)
 		}
+	}
+	// Inside a transaction the keyspace is counted through the sections it
+	// holds: locking a database again from inside would wait for ever.
+	if x.tx && slices.Contains(names, "keyspace") && !x.holdsAllDBs() {
+		x.w.errorReply("ERR nxkv: INFO keyspace needs every database, which this transaction does not hold")
+		return
+	}
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = x.infoSection(name)
 	}
 	x.w.verbatim(strings.Join(parts, "\r\n"))
 }
@@ -187,12 +198,8 @@ func (x *call) infoSection(name string) string {
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")
 		for i := range Databases {
-			e := s.existingDB(i)
-			if e == nil || e.Len() == 0 {
-				continue
-			}
 			keys, expires := 0, 0
-			update(e, nil, func(st store) {
+			count := func(st store) {
 				st.Range(func(k string) bool {
 					keys++
 					if at, ok := st.ExpireTime(k); ok && !at.IsZero() {
@@ -200,7 +207,12 @@ func (x *call) infoSection(name string) string {
 					}
 					return true
 				})
-			})
+			}
+			if x.tx {
+				count(x.txs.get(i)) // cmdInfo checked that it holds them all
+			} else if e := s.existingDB(i); e != nil && e.Len() != 0 {
+				update(e, nil, count)
+			}
 			if keys > 0 {
 				line("db"+strconv.Itoa(i), "keys="+strconv.Itoa(keys)+",expires="+strconv.Itoa(expires)+",avg_ttl=0")
 			}

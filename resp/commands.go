@@ -20,8 +20,8 @@ const (
 	// noQueue commands run at once inside MULTI instead of being queued.
 	noQueue
 	// allDBs commands may touch other databases than the selected one
-	// (SELECT, MOVE, COPY ... DB, FLUSHALL); a transaction holding them locks
-	// every database.
+	// (SELECT, MOVE, COPY ... DB, FLUSHALL, and INFO, which counts their
+	// keys); a transaction holding them locks every database.
 	allDBs
 )
 

@@ -33,9 +33,9 @@
 // COPY, ...) run in one engine section (engine.Update) over their keys.
 // MULTI/EXEC and Lua scripts run in one section over the whole database
 // (every database, when the transaction or script may reach others through
-// SELECT, MOVE, COPY or FLUSHALL), with one frozen time per database, as in
-// Redis: they are atomic against every other client and every direct engine
-// call. WATCH uses the engine's change notifications; EXEC also aborts when
+// SELECT, MOVE, COPY, FLUSHALL or INFO), with one frozen time per database,
+// as in Redis: they are atomic against every other client and every direct
+// engine call. WATCH uses the engine's change notifications; EXEC also aborts when
 // a watched key expired, as Redis 7 does.
 //
 // Time comes from the engine's clock: the wall clock by default, so keys

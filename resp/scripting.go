@@ -80,8 +80,7 @@ func (sc *scriptCache) load(src string) (*script, uint64, string) {
 		return nil, 0, msg
 	}
 	l := strings.ToLower(src)
-	s := &script{sha: sha, src: src, proto: proto, allDBs: strings.Contains(l, "select") ||
-		strings.Contains(l, "move") || strings.Contains(l, "copy") || strings.Contains(l, "flushall")}
+	s := &script{sha: sha, src: src, proto: proto, allDBs: mayReachAllDBs(l)}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if old := sc.m[sha]; old != nil {
@@ -100,6 +99,19 @@ func (sc *scriptCache) flush() {
 
 // needsAllDBs reports whether a queued command may touch databases other
 // than the selected one, so EXEC must lock them all.
+// mayReachAllDBs reports whether a script's lower-cased source names a
+// command that reaches other databases than the selected one: it then runs
+// holding them all. A name built at run time is not seen; the command then
+// fails with an error rather than wait for a database its section lacks.
+func mayReachAllDBs(l string) bool {
+	for _, name := range []string{"select", "move", "copy", "flushall", "info"} {
+		if strings.Contains(l, name) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) needsAllDBs(cmd *command, args [][]byte) bool {
 	if cmd.flags&allDBs != 0 {
 		return true
@@ -108,9 +120,7 @@ func (s *Server) needsAllDBs(cmd *command, args [][]byte) bool {
 		return false
 	}
 	if cmd.name == "eval" || cmd.name == "eval_ro" {
-		l := strings.ToLower(string(args[1]))
-		return strings.Contains(l, "select") || strings.Contains(l, "move") ||
-			strings.Contains(l, "copy") || strings.Contains(l, "flushall")
+		return mayReachAllDBs(strings.ToLower(string(args[1])))
 	}
 	sc, _ := s.scripts.lookup(strings.ToLower(string(args[1])))
 	return sc != nil && sc.allDBs
