@@ -73,7 +73,11 @@
 // format's conversions are C's, a builtin's error carries the caller's
 // position only when a Lua function called it, and the string and table
 // functions take numeric strings for integers (string.sub(s, 1, ARGV[1]))
-// and convert integers as Lua 5.1's C ints (NaN and 2^32 are 0). The
+// and convert integers as Lua 5.1's C ints (NaN and 2^32 are 0).
+// math.random and math.randomseed share one lrand48 generator across every
+// script of the server, never reset, so a seeded script gets Redis's
+// numbers. pcall catches an error table with an err field (what
+// redis.call raises) as that field's text, as Redis's pcall does. The
 // operators follow Lua 5.1 where gopher-lua's virtual machine does not:
 // arithmetic reads strings as the C library does ("010" + 0 is 10, "1_000"
 // is not a number), the .. operator prints numbers as "%.14g" and its

@@ -127,6 +127,26 @@ func (v *vm) newContext() {
 	v.threads = false
 }
 
+// luaPCall wraps the interpreter's pcall as Redis 7 does: an error that is
+// a table with a string (or number) err field, as redis.call and
+// error_reply raise, is caught as that field, so that
+// pcall(redis.call, ...) gives the error's text, not a table.
+func luaPCall(pcall *lua.LFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		n := pcall.GFunction(L)
+		top := L.GetTop()
+		if n < 2 || L.Get(top-n+1) != lua.LFalse {
+			return n
+		}
+		if t, ok := L.Get(top - n + 2).(*lua.LTable); ok {
+			if e := L.GetField(t, "err"); e.Type() == lua.LTString || e.Type() == lua.LTNumber {
+				L.Replace(top-n+2, e)
+			}
+		}
+		return n
+	}
+}
+
 // readonlyErr is Redis's error for writing to a global or a library.
 const readonlyErr = "Attempt to modify a readonly table"
 
@@ -161,6 +181,7 @@ func newVM() *vm {
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("rawset", L.NewFunction(v.rawset))
 	g.RawSetString("error", L.NewFunction(luaError))
+	g.RawSetString("pcall", L.NewFunction(luaPCall(g.RawGetString("pcall").(*lua.LFunction))))
 	g.RawSetString("loadstring", L.NewFunction(v.loadString))
 	g.RawSetString("bit", newBitLib(L))
 	g.RawSetString("redis", v.newRedisLib())
@@ -205,7 +226,8 @@ func newVM() *vm {
 	str.RawSetString("char", L.NewFunction(strChar))
 	// Lua's math.huge is infinity; gopher-lua's is the largest finite number.
 	g.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
-	g.RawGetString("math").(*lua.LTable).RawSetString("random", L.NewFunction(mathRandom))
+	g.RawGetString("math").(*lua.LTable).RawSetString("random", L.NewFunction(v.mathRandom))
+	g.RawGetString("math").(*lua.LTable).RawSetString("randomseed", L.NewFunction(v.mathRandomSeed))
 	// table.insert's second argument is a position only when a third
 	// follows: table.insert(t, "5") appends the string.
 	insert := tab.RawGetString("insert").(*lua.LFunction)

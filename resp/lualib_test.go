@@ -15,6 +15,18 @@ import (
 // byte for byte: string.format, tonumber, tostring and error, and the
 // builtins whose integer arguments may be numeric strings.
 var libScripts = []string{
+	`math.randomseed(42) return {math.random(1000), math.random(1000), tostring(math.random())}`,
+	`math.randomseed(-7) return {tostring(math.random()), math.random(1, 6), math.random(10)}`,
+	`math.randomseed('12') return tostring(math.random())`,
+	`return {pcall(math.randomseed)}`,
+	`redis.call('SET', 'pc', 'x') local ok, e = pcall(redis.call, 'INCR', 'pc') return {tostring(ok), type(e), e}`,
+	`local ok, e = pcall(function() error({err = 'boom'}) end) return {type(e), e}`,
+	`local ok, e = pcall(function() error({err = 12}) end) return {type(e), e}`,
+	`local ok, e = pcall(function() error({other = 'x'}) end) return {type(e), e.other}`,
+	`local ok, e = pcall(function() error(redis.error_reply('X y')) end) return e`,
+	`local ok, e = pcall(function() error('plain') end) return e`,
+	`return {pcall(redis.pcall, 'INCR')}`,
+	`local t = setmetatable({}, {__index = function() return 'via index' end}) local ok, e = pcall(error, t) return e`,
 	`return string.format('%5.2s|%-5d|%+.3f|%x|%X|%o|%e|%g|%c|%%', 'abc', 42, 3.14159, 255, 255, 8, 12345.678, 0.0001, 65)`,
 	`return string.format('%q', 'a\0b\n"\\\r')`,
 	`return string.format('%d', 3.7)`,

@@ -18,7 +18,6 @@ package resp
 import (
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -485,33 +484,6 @@ func (v *vm) tableConcat(L *lua.LState) int {
 		}
 	}
 	L.Push(lua.LString(b.String()))
-	return 1
-}
-
-// mathRandom is Lua 5.1's math.random: with no argument a number in
-// [0, 1), with u one in [1, u], with l and u one in [l, u]; an empty
-// interval or a third argument is an error (gopher-lua's panicked inside
-// Go's rand for an empty one).
-func mathRandom(L *lua.LState) int {
-	r := rand.Float64()
-	switch L.GetTop() {
-	case 0:
-		L.Push(lua.LNumber(r))
-	case 1:
-		u := luaCInt(L, 1, "random")
-		if u < 1 {
-			luaArgError(L, 1, "random", "interval is empty")
-		}
-		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
-	case 2:
-		l, u := luaCInt(L, 1, "random"), luaCInt(L, 2, "random")
-		if l > u {
-			luaArgError(L, 2, "random", "interval is empty")
-		}
-		L.Push(lua.LNumber(math.Floor(r*(float64(u)-float64(l)+1)) + float64(l)))
-	default:
-		luaRaise(L, "wrong number of arguments")
-	}
 	return 1
 }
 

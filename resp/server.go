@@ -54,6 +54,7 @@ type Server struct {
 	opts  Options
 	clk   clock.Clock // the clock of every database
 	start time.Time   // for INFO's uptime
+	rand  *lcg        // math.random's generator, shared by every script as in Redis
 
 	mu           sync.Mutex
 	dbs          [Databases]*engine.Engine // guarded by mu; [0] set by New
@@ -97,6 +98,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts:      opts,
 		start:     time.Now(),
+		rand:      newLCG(),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 	}
