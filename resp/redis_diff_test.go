@@ -479,7 +479,7 @@ func (g *gen) step() step {
 	case 42:
 		return s(g.pick("get", "set", "expire", "ttl", "mget", "eval", "incrby"))
 	case 43:
-		return s("script", "exists", g.pick(g.shas...), "abc")
+		return s("script", "exists", g.pick(g.shas...), strings.ToUpper(g.pick(g.shas...)), "abc")
 	case 44:
 		// Redis counts expired keys until it reclaims them, at a time of
 		// its own choosing: DBSIZE cannot be compared (unit tests check it).

@@ -237,7 +237,7 @@ func cmdScriptLoad(x *call) {
 func cmdScriptExists(x *call) {
 	x.w.array(len(x.args) - 2)
 	for _, a := range x.args[2:] {
-		if sc, _ := x.s.scripts.lookup(string(a)); sc != nil {
+		if sc, _ := x.s.scripts.lookup(strings.ToLower(string(a))); sc != nil {
 			x.w.int(1)
 		} else {
 			x.w.int(0)
