@@ -835,13 +835,14 @@ func luaInt(f float64) int64 {
 }
 
 // luaArg converts a redis.call argument: strings as they are, numbers as
-// Redis 7.0 prints them ("%.17g"); ok is false for other types.
+// Redis 7.0 prints them (C's "%.17g": inf, -inf, nan, -nan); ok is false
+// for other types.
 func luaArg(v lua.LValue) ([]byte, bool) {
 	switch v := v.(type) {
 	case lua.LString:
 		return unsafe.Slice(unsafe.StringData(string(v)), len(v)), true
 	case lua.LNumber:
-		return []byte(strconv.FormatFloat(float64(v), 'g', 17, 64)), true
+		return []byte(formatDouble(float64(v))), true
 	}
 	return nil, false
 }

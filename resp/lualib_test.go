@@ -15,6 +15,11 @@ import (
 // byte for byte: string.format, tonumber, tostring and error, and the
 // builtins whose integer arguments may be numeric strings.
 var libScripts = []string{
+	`redis.call('SET', 'nf', 1/0) local a = redis.call('GET', 'nf') redis.call('SET', 'nf', -1/0) local b = redis.call('GET', 'nf') redis.call('SET', 'nf', 0/0) return {a, b, redis.call('GET', 'nf'), redis.call('INCRBYFLOAT', 'x', 1.5)}`,
+	`return {double = 1/0}`,
+	`return {double = -1/0}`,
+	`return {double = 0/0}`,
+	`return {double = 0.1}`,
 	`math.randomseed(42) return {math.random(1000), math.random(1000), tostring(math.random())}`,
 	`math.randomseed(-7) return {tostring(math.random()), math.random(1, 6), math.random(10)}`,
 	`math.randomseed('12') return tostring(math.random())`,

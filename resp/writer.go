@@ -126,16 +126,7 @@ func (w *writer) double(f float64) {
 		return
 	}
 	w.buf = append(w.buf, ',')
-	switch {
-	case math.IsInf(f, 1):
-		w.buf = append(w.buf, "inf"...)
-	case math.IsInf(f, -1):
-		w.buf = append(w.buf, "-inf"...)
-	case math.IsNaN(f):
-		w.buf = append(w.buf, "nan"...)
-	default:
-		w.buf = append(w.buf, formatDouble(f)...)
-	}
+	w.buf = append(w.buf, formatDouble(f)...)
 	w.buf = append(w.buf, '\r', '\n')
 }
 
@@ -163,8 +154,18 @@ func (w *writer) verbatim(s string) {
 	w.buf = append(w.buf, '\r', '\n')
 }
 
-// formatDouble formats f as Redis replies doubles (%.17g): the shortest
-// form that reads back the same value.
+// formatDouble formats f as Redis replies doubles, with C's "%.17g":
+// inf, -inf, nan and -nan for the values that are not finite.
 func formatDouble(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f) && math.Signbit(f):
+		return "-nan"
+	case math.IsNaN(f):
+		return "nan"
+	}
 	return strconv.FormatFloat(f, 'g', 17, 64)
 }
