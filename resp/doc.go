@@ -63,7 +63,10 @@
 // the same globals (bit included; cjson, cmsgpack and struct are not
 // provided), read-only globals and libraries, redis.call, pcall,
 // error_reply, status_reply, sha1hex, log and setresp, and Redis's
-// conversions between Lua values and replies. Each script is compiled once
+// conversions between Lua values and replies. A script may open with
+// Redis 7's "#!lua flags=..." line: the flags are checked as Redis checks
+// them, and no-writes makes the script read-only (only such a flagged
+// script runs under EVAL_RO). Each script is compiled once
 // and each interpreter instantiates it once; interpreters are pooled and
 // reused, and one whose shared tables a script managed to change is
 // discarded. tonumber, tostring, string.format, string.char,

@@ -15,6 +15,17 @@ import (
 // byte for byte: string.format, tonumber, tostring and error, and the
 // builtins whose integer arguments may be numeric strings.
 var libScripts = []string{
+	"#!lua\nreturn 1",
+	"#!lua flags=no-writes\nreturn redis.call('GET', 'sb')",
+	"#!lua flags=no-writes\nreturn redis.call('SET', 'sb', 1)",
+	"#!lua flags=no-writes,allow-stale,no-cluster\nreturn 2",
+	"#!lua flags=\nreturn 3",
+	"#!lua flags=foo\nreturn 1",
+	"#!lua",
+	"#!python\nreturn 1",
+	"#!lua bar=1\nreturn 1",
+	"#!lua\n\nreturn nil + 1",
+	"#!lua \"flags=no-writes\"\nreturn {pcall(redis.call, 'DEL', 'sb')}",
 	`redis.call('SET', 'nf', 1/0) local a = redis.call('GET', 'nf') redis.call('SET', 'nf', -1/0) local b = redis.call('GET', 'nf') redis.call('SET', 'nf', 0/0) return {a, b, redis.call('GET', 'nf'), redis.call('INCRBYFLOAT', 'x', 1.5)}`,
 	`return {double = 1/0}`,
 	`return {double = -1/0}`,
@@ -452,6 +463,11 @@ func TestLuaLibMatchesRedis(t *testing.T) {
 	}
 	for _, s := range libScripts {
 		same("eval", s, "0")
+	}
+	// A script that declares its flags may run as read-only only if it
+	// declares no-writes.
+	for _, s := range []string{"#!lua\nreturn 1", "#!lua flags=no-writes\nreturn 1", "return 1"} {
+		same("eval_ro", s, "0")
 	}
 	seed, n := randomRun(1000, 100)
 	r := rand.New(rand.NewPCG(seed, 1))

@@ -4,6 +4,7 @@ package resp
 // cache of compiled scripts.
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -31,9 +32,55 @@ type script struct {
 	src   string
 	proto *lua.FunctionProto
 	// allDBs is set when the body may reach other databases (it names
-	// SELECT, MOVE, COPY or FLUSHALL): it then runs with every database
-	// locked.
+	// SELECT, MOVE, COPY, FLUSHALL or INFO): it then runs with every
+	// database locked.
 	allDBs bool
+	// flagged is set when the script declares its flags in a shebang line;
+	// noWrites is its no-writes flag: the script runs as with EVAL_RO.
+	// EVAL_RO refuses a flagged script without it.
+	flagged, noWrites bool
+}
+
+// scriptFlags are the flags a script's shebang line may declare (Redis
+// 7's); only no-writes changes what nxkv does, the others concern
+// replicas, memory limits and clusters.
+var scriptFlags = []string{"no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"}
+
+// shebang reads src's "#!lua flags=..." first line, if it has one, as
+// Redis does: it returns the body to compile (from the line's end, whose
+// line feed keeps the line numbers) and the no-writes flag, or Redis's
+// error for a malformed line; flagged reports that it had the line.
+func shebang(src string) (body string, flagged, noWrites bool, msg string) {
+	if !strings.HasPrefix(src, "#!") {
+		return src, false, false, ""
+	}
+	end := strings.IndexByte(src, '\n')
+	if end < 0 {
+		return "", false, false, "ERR Invalid script shebang"
+	}
+	parts, _, ok := splitArgs([]byte(src[:end]), nil, nil)
+	if !ok || len(parts) == 0 {
+		return "", false, false, "ERR Invalid engine in script shebang"
+	}
+	if string(parts[0]) != "#!lua" {
+		return "", false, false, "ERR Unexpected engine in script shebang: " + sanitize(string(parts[0]))
+	}
+	for _, p := range parts[1:] {
+		opt, ok := strings.CutPrefix(string(p), "flags=")
+		if !ok {
+			return "", false, false, "ERR Unknown lua shebang option: " + sanitize(string(p))
+		}
+		if opt == "" {
+			continue
+		}
+		for _, f := range strings.Split(opt, ",") {
+			if !slices.Contains(scriptFlags, f) {
+				return "", false, false, "ERR Unexpected flag in script shebang: " + sanitize(f)
+			}
+			noWrites = noWrites || f == "no-writes"
+		}
+	}
+	return src[end:], true, noWrites, ""
 }
 
 // scriptCache holds the compiled scripts by SHA1 and the interpreters.
@@ -75,12 +122,16 @@ func (sc *scriptCache) load(src string) (*script, uint64, string) {
 	if s, gen := sc.lookup(sha); s != nil {
 		return s, gen, ""
 	}
-	proto, msg := compile(src)
+	body, flagged, noWrites, msg := shebang(src)
+	if msg != "" {
+		return nil, 0, msg
+	}
+	proto, msg := compile(body)
 	if proto == nil {
 		return nil, 0, msg
 	}
-	l := strings.ToLower(src)
-	s := &script{sha: sha, src: src, proto: proto, allDBs: mayReachAllDBs(l)}
+	l := strings.ToLower(body)
+	s := &script{sha: sha, src: src, proto: proto, allDBs: mayReachAllDBs(l), flagged: flagged, noWrites: noWrites}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if old := sc.m[sha]; old != nil {
@@ -167,6 +218,10 @@ func cmdEval(x *call) {
 			return
 		}
 	}
+	if sc.flagged && !sc.noWrites && strings.HasSuffix(x.cmd.name, "_ro") {
+		x.w.errorReply("ERR Can not execute a script with write flag using *_ro command.")
+		return
+	}
 	keys := x.args[3 : 3+numkeys]
 	argv := x.args[3+numkeys:]
 	run := func(st store, txs *txSet) {
@@ -216,7 +271,7 @@ func (s *Server) runScript(x *call, sc *script, gen uint64, st store, txs *txSet
 	}
 	run := &v.runBuf
 	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, sha: sc.sha, resp: 2,
-		readOnly: strings.HasSuffix(x.cmd.name, "_ro"), argv: run.argv[:0], rep: luaReplier{stack: run.rep.stack[:0]}}
+		readOnly: sc.noWrites || strings.HasSuffix(x.cmd.name, "_ro"), argv: run.argv[:0], rep: luaReplier{stack: run.rep.stack[:0]}}
 	v.execute(fn, run, keys, argv, x.w)
 	if v.killed || !v.clean() {
 		v.close() // killed, or the script changed shared tables
