@@ -891,8 +891,14 @@ func (v *vm) newRedisLib() *lua.LTable {
 			if L.GetTop() < 2 {
 				L.Error(errTable(L, "ERR redis.log() requires two arguments or more."), 0)
 			}
-			if _, ok := L.Get(1).(lua.LNumber); !ok {
+			// The level converts as C's (int) of lua_tonumber: numeric
+			// strings count, fractions truncate.
+			f, ok := toNumber(L.Get(1))
+			if !ok {
 				L.Error(errTable(L, "ERR First argument must be a number (log level)."), 0)
+			}
+			if level := int32(cInt64(f)); level < 0 || level > 3 {
+				L.Error(errTable(L, "ERR Invalid debug level."), 0)
 			}
 			return 0
 		},
@@ -936,8 +942,10 @@ func (v *vm) setResp(L *lua.LState) int {
 	if L.GetTop() != 1 {
 		L.Error(errTable(L, "ERR redis.setresp() requires one argument."), 0)
 	}
-	n, ok := L.Get(1).(lua.LNumber)
-	if !ok || (n != 2 && n != 3) {
+	// As C's (int) of lua_tonumber: 2.5 is 2, "3" is 3, anything else 0.
+	f, _ := toNumber(L.Get(1))
+	n := int32(cInt64(f))
+	if n != 2 && n != 3 {
 		L.Error(errTable(L, "ERR RESP version must be 2 or 3."), 0)
 	}
 	v.run.resp = int(n)

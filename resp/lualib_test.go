@@ -15,6 +15,12 @@ import (
 // byte for byte: string.format, tonumber, tostring and error, and the
 // builtins whose integer arguments may be numeric strings.
 var libScripts = []string{
+	`return {pcall(redis.log, 99, 'x')}`,
+	`return {pcall(redis.log, -1, 'x')}`,
+	`return {pcall(redis.log, 3.9, 'x'), pcall(redis.log, '2', 'x')}`,
+	`return {pcall(redis.log, 'x', 'x')}`,
+	`redis.setresp(2.5) return {pcall(redis.setresp, 3.9), pcall(redis.setresp, '2'), pcall(redis.setresp, 1.9)}`,
+	`return {pcall(redis.setresp, 'x')}`,
 	"#!lua\nreturn 1",
 	"#!lua flags=no-writes\nreturn redis.call('GET', 'sb')",
 	"#!lua flags=no-writes\nreturn redis.call('SET', 'sb', 1)",
