@@ -43,6 +43,9 @@
 // injected clock (engine.Options.Clock, or Options.Clock for an engine the
 // server creates), so a test moves time and keys expire, and waiters wake,
 // at once. TIME reports that clock, frozen inside scripts and transactions.
+// So are TTL and PTTL, as in Redis 7.2; Redis 7.0 froze the time for expiry
+// only, so a script that runs for a while sees its TTLs fall there, and not
+// here.
 //
 // # Replies
 //
