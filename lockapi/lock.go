@@ -50,7 +50,7 @@ type lockExtra struct {
 	cancels     map[*context.CancelCauseFunc]struct{} // guarded by Lock.mu: live contexts from Lock.Context
 	stopMonitor context.CancelFunc                    // guarded by Lock.mu: cancels the monitor's ctx
 	monitorDone chan struct{}                         // guarded by Lock.mu: closed when the monitor exits
-	inEvent     bool                                  // guarded by Lock.mu: the monitor is in Options.OnEvent (see monitorLose)
+	inEvent     bool                                  // guarded by Lock.mu: the monitor is in Options.OnEvent (see monitorEvent)
 	releaseDone chan struct{}                         // guarded by Lock.mu: created by a Release waiting for another; closed when that one ends
 }
 
@@ -516,7 +516,7 @@ func (l *Lock) stopMonitorLocked() (cancel context.CancelFunc, done chan struct{
 // (after unlocking mu) for it to exit, or nil if there is none to wait for:
 // no monitor, or one inside Options.OnEvent, perhaps calling this very
 // Release. Such a monitor does nothing more at the backend: it exits when
-// the callback returns (see monitorLose).
+// the callback returns (see monitorEvent).
 func (l *Lock) haltMonitorLocked() (done chan struct{}) {
 	cancel, done := l.stopMonitorLocked()
 	if cancel == nil {
@@ -530,37 +530,35 @@ func (l *Lock) haltMonitorLocked() (done chan struct{}) {
 }
 
 // monitorLose is lose for the monitor goroutine, whose loss event may call
-// the Lock's methods: while it runs, Release does not wait for the monitor
-// to exit.
+// the Lock's methods (see monitorEvent).
 func (l *Lock) monitorLose(cause error) {
-	l.mu.Lock()
-	err := l.loseLocked(cause)
-	if err != nil {
-		l.x.inEvent = true
-	}
-	l.mu.Unlock()
-	if err != nil {
-		l.c.noteLoss(l, cause, err)
-		l.mu.Lock()
-		l.x.inEvent = false
-		l.mu.Unlock()
-	}
+	var err error
+	l.monitorEvent(func() bool {
+		err = l.loseLocked(cause)
+		return err != nil
+	}, func() { l.c.noteLoss(l, cause, err) })
 }
 
 // monitorRefreshFailed reports the watchdog's failed refresh, unless a
 // Release (which cancels ctx under mu) has begun: then the failure is
 // moot, and the event could not be told apart from one after the release.
-// As in monitorLose, Release does not wait for the monitor while the event
-// runs.
 func (l *Lock) monitorRefreshFailed(ctx context.Context, ttl time.Duration, err error) {
+	l.monitorEvent(func() bool { return ctx.Err() == nil }, func() { l.c.noteRefreshFailure(l, ttl, err) })
+}
+
+// monitorEvent runs emit, which reports an event of the monitor goroutine
+// to Options.OnEvent, if happened (called with mu held) says there is one.
+// While emit runs, Release does not wait for the monitor to exit, so the
+// callback may release the lock.
+func (l *Lock) monitorEvent(happened func() bool, emit func()) {
 	l.mu.Lock()
-	if ctx.Err() != nil {
+	if !happened() {
 		l.mu.Unlock()
 		return
 	}
 	l.x.inEvent = true
 	l.mu.Unlock()
-	l.c.noteRefreshFailure(l, ttl, err)
+	emit()
 	l.mu.Lock()
 	l.x.inEvent = false
 	l.mu.Unlock()
