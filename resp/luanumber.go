@@ -229,16 +229,10 @@ func strtoul(s string, base int) (uint64, int) {
 // formatLuaNumber formats f as Lua 5.1's tostring does ("%.14g", with the C
 // library's inf, -inf, nan and -nan).
 func formatLuaNumber(f float64) string {
+	if s, ok := formatNonFinite(f); ok {
+		return s
+	}
 	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		if math.Signbit(f) {
-			return "-nan"
-		}
-		return "nan"
 	case f == math.Trunc(f) && math.Abs(f) < 1e14: // at most 14 digits: exact
 		if f == 0 && math.Signbit(f) {
 			return "-0"

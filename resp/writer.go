@@ -157,15 +157,25 @@ func (w *writer) verbatim(s string) {
 // formatDouble formats f as Redis replies doubles, with C's "%.17g":
 // inf, -inf, nan and -nan for the values that are not finite.
 func formatDouble(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f) && math.Signbit(f):
-		return "-nan"
-	case math.IsNaN(f):
-		return "nan"
+	if s, ok := formatNonFinite(f); ok {
+		return s
 	}
 	return strconv.FormatFloat(f, 'g', 17, 64)
+}
+
+// formatNonFinite formats an infinity or NaN as the C library's printf
+// does (inf, -inf, nan, and -nan for a NaN with its sign bit set, such as
+// 0/0 on x86); ok is false for a finite f.
+func formatNonFinite(f float64) (s string, ok bool) {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf", true
+	case math.IsInf(f, -1):
+		return "-inf", true
+	case math.IsNaN(f) && math.Signbit(f):
+		return "-nan", true
+	case math.IsNaN(f):
+		return "nan", true
+	}
+	return "", false
 }
