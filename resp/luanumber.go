@@ -232,8 +232,7 @@ func formatLuaNumber(f float64) string {
 	if s, ok := formatNonFinite(f); ok {
 		return s
 	}
-	switch {
-	case f == math.Trunc(f) && math.Abs(f) < 1e14: // at most 14 digits: exact
+	if f == math.Trunc(f) && math.Abs(f) < 1e14 { // at most 14 digits: exact
 		if f == 0 && math.Signbit(f) {
 			return "-0"
 		}
