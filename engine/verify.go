@@ -6,6 +6,13 @@ import (
 	"github.com/nxkv/nxkv/shard"
 )
 
+// Verify checks the engine's internal invariants (those documented in
+// store.go, and each shard's table and timer wheel) and returns the first
+// violation, or nil. It is for tests, such as a server's check that a
+// contained failure left the engine consistent; it locks each shard in turn,
+// so it is safe for concurrent use but not an atomic snapshot.
+func (e *Engine) Verify() error { return e.verify() }
+
 // verify checks the invariants documented in store.go on every shard, and
 // the shard's own (shard.VerifyLocked), and returns the first violation.
 // Tests call it (through Verify in export_test.go) after operations; it

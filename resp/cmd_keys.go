@@ -231,15 +231,11 @@ func cmdCopy(x *call) {
 		case equalFold(x.args[j], "replace"):
 			replace = true
 		case equalFold(x.args[j], "db") && j < len(x.args)-1:
-			n, ok := x.intArg(j + 1)
+			n, ok := x.dbIndexArg(j + 1)
 			if !ok {
 				return
 			}
-			if n < 0 || n >= Databases {
-				x.w.errorReply(errDBRange)
-				return
-			}
-			dstDB = int(n)
+			dstDB = n
 			j++
 		default:
 			x.w.errorReply(errSyntax)

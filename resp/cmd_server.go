@@ -173,6 +173,7 @@ func (x *call) infoSection(name string) string {
 		line("keyspace_misses", 0)
 		line("pubsub_channels", 0)
 		line("pubsub_patterns", 0)
+		line("total_error_replies", s.errs.total.Load())
 	case "replication":
 		b.WriteString("# Replication\r\n")
 		line("role", "master")
@@ -192,6 +193,15 @@ func (x *call) infoSection(name string) string {
 		b.WriteString("# Modules\r\n")
 	case "errorstats":
 		b.WriteString("# Errorstats\r\n")
+		counts := s.errs.snapshot()
+		codes := make([]string, 0, len(counts))
+		for code := range counts {
+			codes = append(codes, code)
+		}
+		sort.Strings(codes)
+		for _, code := range codes {
+			line("errorstat_"+code, "count="+strconv.FormatInt(counts[code], 10))
+		}
 	case "cluster":
 		b.WriteString("# Cluster\r\n")
 		line("cluster_enabled", 0)
@@ -442,5 +452,6 @@ func cmdConfigSet(x *call) {
 
 func cmdConfigResetStat(x *call) {
 	x.s.commands.Store(0)
+	x.s.errs.reset()
 	x.w.simple("OK")
 }

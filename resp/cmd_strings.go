@@ -359,10 +359,11 @@ func cmdGetRange(x *call) {
 	x.w.bulkString(v[start : end+1])
 }
 
-// checkStringLength replies Redis's error if a string would exceed the
-// largest bulk string.
+// checkStringLength replies Redis's error if a string of size bytes grown
+// by add bytes would exceed the largest bulk string. Both are at least 0;
+// their sum is never formed, so offsets near 2^63 cannot wrap around.
 func (x *call) checkStringLength(size, add int64) bool {
-	if size+add > int64(x.s.maxBulk()) {
+	if limit := int64(x.s.maxBulk()); size > limit || add > limit-size {
 		x.w.errorReply(errStringLimit)
 		return false
 	}

@@ -175,10 +175,18 @@ func (c *conn) reject(cmd *command, msg string) {
 	c.w.errorReply(msg)
 }
 
-// run executes cmd on the connection's selected database.
+// run executes cmd on the connection's selected database. A panic of the
+// command (or of one it runs: EXEC's queued commands) is contained: see
+// recover.go.
 func (c *conn) run(cmd *command, args [][]byte) {
 	c.s.commands.Add(1)
 	x := &c.x
 	*x = call{s: c.s, c: c, w: &c.w, args: args, db: c.db, st: c.s.store(c.db), cmd: cmd}
+	mark := len(c.w.buf)
+	defer func() {
+		if v := recover(); v != nil {
+			c.recovered(cmd, mark, v)
+		}
+	}()
 	cmd.fn(x)
 }

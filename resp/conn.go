@@ -65,6 +65,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.fd = -1
 	c.w.proto = 2
+	c.w.errs = &s.errs
 	c.w.buf = make([]byte, 0, 4096)
 	c.rd.unauth = !c.authed
 	c.rd.maxBulk = s.maxBulk()

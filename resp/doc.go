@@ -26,6 +26,19 @@
 // grows only with the bytes a client actually sends, never with a length it
 // declares.
 //
+// # Failures
+//
+// A command that panics (a defect of nxkv; no input should make one) is
+// contained as net/http contains a handler: the panic is recovered, the
+// engine sections the command held are released on the way out, its client
+// gets an error reply ("ERR internal error in '<command>' command ...") and
+// its connection is closed, and every other client is served as before. A
+// command called by a Lua script is contained where the script calls it, and
+// that script's connection closes after its reply. The stack of the first
+// panic of each command is logged (Options.ErrorLog); each panic is counted
+// in Stats and, as an error reply, in INFO errorstats. NewT and RunT fail
+// the test when a panic happened in their server.
+//
 // # Atomicity and time
 //
 // A single-key command is one engine call: atomic and linearizable, with
@@ -126,7 +139,7 @@
 // # Tests
 //
 // RunT and NewT start a server on a free loopback port and close it with
-// the test; Dial connects without any socket (go-redis's Options.Dialer);
+// the test (failing it if a command panicked); Dial connects without any socket (go-redis's Options.Dialer);
 // Get, Set, SetTTL, TTL, Del, Keys and FlushAll read and steer state
 // directly; InjectFault and SetError make commands fail or connections
 // drop.

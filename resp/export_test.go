@@ -4,8 +4,48 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"strings"
+	"sync"
 	"time"
 )
+
+// PlantedPanic is the value the planted command panics with; the panics the
+// package's tests expect carry it.
+const PlantedPanic = "planted panic"
+
+// unexpected collects every other panic a server of the tests recorded.
+var unexpected struct {
+	mu     sync.Mutex
+	panics []string
+}
+
+func init() {
+	// The planted command: it takes the atomic section of its key, writes
+	// it, and panics while holding it.
+	register(&command{name: "nxkv-test-panic", arity: 2, flags: write, fn: func(x *call) {
+		key := x.key(1)
+		x.atomic([]string{key}, func(st store) {
+			st.Set(key, "partial")
+			panic(PlantedPanic)
+		})
+	}})
+	testPanicHook = func(p *commandPanic) {
+		if strings.Contains(p.String(), PlantedPanic) {
+			return
+		}
+		unexpected.mu.Lock()
+		unexpected.panics = append(unexpected.panics, p.String())
+		unexpected.mu.Unlock()
+	}
+}
+
+// UnexpectedPanics returns the panics recorded by any server during the
+// tests other than the planted ones.
+func UnexpectedPanics() []string {
+	unexpected.mu.Lock()
+	defer unexpected.mu.Unlock()
+	return append([]string(nil), unexpected.panics...)
+}
 
 // PlantUnlockedScripts makes s run scripts without their atomic section (a
 // planted bug for the linearizability test).
@@ -91,3 +131,20 @@ func SetScriptLimit(s *Server, d time.Duration) { s.scriptLimit = d }
 // SetScriptMemory stops s's scripts once they grow the heap by n bytes
 // instead of 1 GiB.
 func SetScriptMemory(s *Server, n uint64) { s.scriptMemory = n }
+
+// CommandNames returns every command of the table, subcommands as
+// "container|sub".
+func CommandNames() []string {
+	var names []string
+	for _, n := range commandNames() {
+		c := commandTable[n]
+		if c.subs == nil {
+			names = append(names, n)
+			continue
+		}
+		for sub := range c.subs {
+			names = append(names, n+"|"+sub)
+		}
+	}
+	return names
+}

@@ -154,7 +154,8 @@ const readonlyErr = "Attempt to modify a readonly table"
 // it keeps, coroutine, string, math, table, bit and the redis API, all
 // read-only; reading an undefined global is an error.
 func newVM() *vm {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 20})
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 20,
+		IncludeGoStackTrace: true}) // for the log of a panic (recover.go)
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
@@ -611,6 +612,11 @@ func (v *vm) execute(fn *lua.LFunction, run *scriptRun, keys, argv [][]byte, w r
 	v.dog.start(v.cancel, limit, memory)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
+	if ae, ok := err.(*lua.ApiError); ok && ae.Type == lua.ApiErrorPanic {
+		// Go code of the runtime panicked; the interpreter recovered it.
+		run.s.recordPanic("eval", ae.Object.String(), []byte(ae.StackTrace))
+		run.c.quit = true
+	}
 	reason := v.dog.end()
 	v.killed = reason != notKilled
 	if v.threads && !v.killed {
@@ -997,7 +1003,9 @@ func (v *vm) redisCall(L *lua.LState, raise bool) int {
 	x := &run.x
 	*x = call{s: run.s, c: run.c, w: rep, args: args, db: run.db, st: run.st, cmd: cmd, tx: true, txs: run.txs, lua: run}
 	run.s.commands.Add(1)
-	cmd.fn(x)
+	if runContained(x) {
+		return fail(panicReply(cmd.name))
+	}
 	out := rep.result()
 	if t, ok := out.(*lua.LTable); ok && rep.isErr && raise {
 		L.Error(t, 0)

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"log"
 	"net"
 	"sort"
 	"strings"
@@ -40,6 +41,11 @@ type Options struct {
 	// Password, if not empty, makes clients authenticate (AUTH or HELLO
 	// AUTH) before any other command, as Redis's requirepass.
 	Password string
+	// ErrorLog receives the stack of a command that panicked (a defect of
+	// nxkv: the panic is contained, the client's connection closed, and
+	// every other client served as before); nil logs with package log's
+	// standard logger.
+	ErrorLog *log.Logger
 	// MaxBulkLen bounds a bulk string in a request and a string built by
 	// SETRANGE or APPEND (Redis's proto-max-bulk-len); 0 selects Redis's
 	// default, 512 MB.
@@ -79,6 +85,8 @@ type Server struct {
 
 	scripts scriptCache
 	faults  faults
+	panics  panicLog
+	errs    errorStats
 
 	// unlockedScripts, set only by the package's tests (export_test.go),
 	// plants a bug: scripts run without their atomic section, each

@@ -155,7 +155,7 @@ func cmdExec(x *call) {
 		for _, q := range m.cmds {
 			sub := call{s: x.s, c: c, w: x.w, args: q.args, db: db, st: t.get(db), cmd: q.cmd, tx: true, txs: t}
 			x.s.commands.Add(1)
-			q.cmd.fn(&sub)
+			runQueued(&sub)
 			db = c.db // SELECT inside the transaction
 		}
 	})

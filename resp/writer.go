@@ -43,7 +43,8 @@ type replier interface {
 // the socket outside every engine critical section.
 type writer struct {
 	buf   []byte
-	proto int // 2 or 3
+	proto int         // 2 or 3
+	errs  *errorStats // counts error replies; nil counts nothing
 }
 
 var _ replier = (*writer)(nil)
@@ -57,6 +58,9 @@ func (w *writer) simple(s string) {
 }
 
 func (w *writer) errorReply(s string) {
+	if w.errs != nil {
+		w.errs.count(s)
+	}
 	w.buf = append(w.buf, '-')
 	w.buf = append(w.buf, s...)
 	w.buf = append(w.buf, '\r', '\n')

@@ -30,13 +30,19 @@ import (
 // from its cache ("ok ... (cached)") ran nothing and prints no line; the
 // cache ignores files outside the module, so installing redis-server does
 // not invalidate it either: go test -count=1 runs the tests again.
-func Main(m *testing.M) {
+//
+// Each check runs after the tests when they passed, writes what it found
+// wrong to its writer and returns 1 to fail the package (0 otherwise).
+func Main(m *testing.M, checks ...func(w io.Writer) int) {
 	redisLog = captureRedisLog()
 	code := m.Run()
 	if code != 0 {
 		redisLog.writeTo(os.Stderr)
 	} else {
 		code = leftovers(os.Stderr)
+		for _, check := range checks {
+			code = max(code, check(os.Stderr))
+		}
 	}
 	if n := skipped.Load(); n > 0 {
 		reportSkips(skipLine(packagePath(), n), code == 0)

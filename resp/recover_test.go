@@ -1,0 +1,171 @@
+package resp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nxkv/nxkv/resp"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines to log to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// closedAfter reports whether the server closed c: the next command gets
+// no reply.
+func closedAfter(c *rawConn) bool {
+	_, err := c.do([]string{"ping"})
+	return err != nil
+}
+
+// TestPanicContained plants a command that panics while holding its key's
+// engine section, and runs it on its own, inside MULTI/EXEC and from a Lua
+// script (where the interpreter would otherwise turn the panic into a
+// script error), over TCP (an event loop on Linux) and over an in-memory
+// connection (a goroutine). Each time the client gets an error and its
+// connection closes, the section is released (another client writes the
+// key at once), the engine's invariants hold, the panic is counted and
+// logged (the stack once per command), and other clients are served
+// throughout.
+func TestPanicContained(t *testing.T) {
+	var logs syncBuffer
+	s := resp.New(resp.Options{ErrorLog: log.New(&logs, "", 0)})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dials := map[string]func() *rawConn{
+		"tcp": func() *rawConn { return dialRaw(t, s.Addr()) },
+		"memory": func() *rawConn {
+			nc, err := s.Dial(context.Background(), "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { nc.Close() })
+			return &rawConn{c: nc, br: bufio.NewReader(nc)}
+		},
+	}
+	other := dialRaw(t, s.Addr()) // a bystander, connected throughout
+	want := "-ERR internal error in 'nxkv-test-panic' command: the server logged it and closes this connection\r\n"
+	panics := int64(0)
+	for _, transport := range []string{"tcp", "memory"} {
+		for _, tc := range []struct {
+			name  string
+			steps [][]string
+			reply string // the reply to the last step
+		}{
+			{"alone", [][]string{{"nxkv-test-panic", "k"}}, want},
+			{"in EXEC", [][]string{{"multi"}, {"set", "j", "1"}, {"nxkv-test-panic", "k"}, {"exec"}}, want},
+			{"from Lua", [][]string{{"eval", "return redis.call('nxkv-test-panic', KEYS[1])", "1", "k"}},
+				strings.TrimSuffix(want, "\r\n") + " script: "},
+			{"from Lua under pcall", [][]string{{"eval", "local r = redis.pcall('nxkv-test-panic', KEYS[1]) return r.err", "1", "k"}},
+				"$"},
+		} {
+			t.Run(transport+"/"+tc.name, func(t *testing.T) {
+				c := dials[transport]()
+				if r, err := c.do([]string{"set", "k", "before"}); err != nil || string(r) != "+OK\r\n" {
+					t.Fatalf("SET: %q %v", r, err)
+				}
+				var r []byte
+				for _, st := range tc.steps {
+					var err error
+					if r, err = c.do(st); err != nil {
+						t.Fatalf("%q: %v", st, err)
+					}
+				}
+				if !strings.HasPrefix(string(r), tc.reply) {
+					t.Errorf("reply %q, want it to begin %q", r, tc.reply)
+				}
+				if strings.HasPrefix(tc.reply, "$") && !strings.Contains(string(r), "internal error") {
+					t.Errorf("pcall returned %q, want the internal error's text", r)
+				}
+				if !closedAfter(c) {
+					t.Error("the connection stayed open after the panic")
+				}
+				panics++
+				if got := s.Stats().Panics; got != panics {
+					t.Errorf("Stats().Panics = %d, want %d", got, panics)
+				}
+				// The section is released: the bystander writes the key.
+				for _, st := range [][]string{{"set", "k", "after"}, {"get", "k"}} {
+					if r, err := other.do(st); err != nil || strings.HasPrefix(string(r), "-") {
+						t.Fatalf("bystander %q: %q %v", st, r, err)
+					}
+				}
+				if err := s.Engine().Verify(); err != nil {
+					t.Fatalf("engine invariants after the panic: %v", err)
+				}
+				fresh := dials[transport]()
+				if r, err := fresh.do([]string{"ping"}); err != nil || string(r) != "+PONG\r\n" {
+					t.Fatalf("a new client after the panic: %q %v", r, err)
+				}
+			})
+		}
+	}
+	if n := strings.Count(logs.String(), "runtime/debug.Stack()"); n != 1 {
+		t.Errorf("%d stacks logged, want 1 (the first panic of the command):\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "command 'nxkv-test-panic' panicked: "+resp.PlantedPanic); n != int(panics) {
+		t.Errorf("%d panics logged, want %d:\n%s", n, panics, logs.String())
+	}
+	info, err := other.do([]string{"info", "errorstats"})
+	if err != nil || !strings.Contains(string(info), "errorstat_ERR:count=") {
+		t.Errorf("INFO errorstats = %q %v, want an ERR count", info, err)
+	}
+}
+
+// TestPanicFailsNewT shows that a test using NewT fails when a command
+// panicked in its server, so a contained panic is never silently passed
+// over.
+func TestPanicFailsNewT(t *testing.T) {
+	ft := &fakeTB{}
+	s := resp.NewT(ft, resp.Options{ErrorLog: log.New(io.Discard, "", 0)})
+	c := dialRaw(t, s.Addr())
+	if r, _ := c.do([]string{"nxkv-test-panic", "k"}); !strings.HasPrefix(string(r), "-ERR internal error") {
+		t.Fatalf("reply %q", r)
+	}
+	ft.cleanup()
+	if len(ft.errors) != 1 || !strings.Contains(ft.errors[0], "1 command(s) panicked") {
+		t.Fatalf("NewT reported %q, want one error naming the panic", ft.errors)
+	}
+}
+
+// fakeTB records what NewT reports.
+type fakeTB struct {
+	cleanups []func()
+	errors   []string
+}
+
+func (f *fakeTB) Helper()           {}
+func (f *fakeTB) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+func (f *fakeTB) Errorf(format string, args ...any) {
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+func (f *fakeTB) cleanup() {
+	for i := len(f.cleanups) - 1; i >= 0; i-- {
+		f.cleanups[i]()
+	}
+}
