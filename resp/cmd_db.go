@@ -1,12 +1,22 @@
 package resp
 
-// This file holds the database commands: SELECT, DBSIZE, FLUSHDB and
-// FLUSHALL.
+// This file holds the database commands: SELECT, DBSIZE, RANDOMKEY,
+// SWAPDB, FLUSHDB and FLUSHALL.
+
+import (
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nxkv/nxkv/engine"
+)
 
 func init() {
 	register(
 		&command{name: "select", arity: 2, flags: allDBs, fn: cmdSelect},
 		&command{name: "dbsize", arity: 1, fn: cmdDBSize},
+		&command{name: "randomkey", arity: 1, fn: cmdRandomKey},
+		&command{name: "swapdb", arity: 3, flags: write | allDBs, fn: cmdSwapDB},
 		&command{name: "flushdb", arity: -1, flags: write, fn: cmdFlushDB},
 		&command{name: "flushall", arity: -1, flags: write | allDBs, fn: cmdFlushDB},
 	)
@@ -78,5 +88,139 @@ func (x *call) flushDB(i int) {
 	}
 	if e := x.s.existingDB(i); e != nil {
 		flush(e)
+	}
+}
+
+// cmdRandomKey is RANDOMKEY: a live key of the database chosen at random,
+// or nil when it has none. Outside a transaction it takes the keys of one
+// shard at a time, from a random one on, and picks one of the first shard
+// that has any (so a key's chance depends on how full its shard is, as a
+// key's chance in Redis depends on its hash table bucket); inside one it
+// samples every key.
+func cmdRandomKey(x *call) {
+	if x.tx {
+		var pick string
+		n := 0
+		x.st.Range(func(k string) bool {
+			n++
+			if rand.IntN(n) == 0 {
+				pick = k
+			}
+			return true
+		})
+		if n == 0 {
+			x.w.null()
+			return
+		}
+		x.w.bulkString(pick)
+		return
+	}
+	e := x.s.DB(x.db)
+	cur, first := rand.Uint64(), uint64(0)
+	for i := 0; ; i++ {
+		var keys []string
+		next := e.Scan(cur, func(k string) { keys = append(keys, k) })
+		if len(keys) > 0 {
+			x.w.bulkString(keys[rand.IntN(len(keys))])
+			return
+		}
+		if i == 0 {
+			first = next
+		} else if next == first {
+			break // every shard visited
+		}
+		cur = next
+	}
+	x.w.null()
+}
+
+// cmdSwapDB is SWAPDB index1 index2: the two databases exchange their
+// keys, atomically against every other client. The databases are engines,
+// and database 0 may be the caller's own (Options.Engine), which Go code
+// reaches directly: so the keys, with their values and deadlines, move from
+// one engine to the other in one section holding both (O(N) in the keys of
+// both, where Redis swaps two pointers). Every key that exists in either
+// database changes, so WATCH and the engines' watchers see each such key
+// touched, as Redis's SWAPDB touches them.
+func cmdSwapDB(x *call) {
+	a, ok := x.swapIndexArg(1, "ERR invalid first DB index")
+	if !ok {
+		return
+	}
+	b, ok := x.swapIndexArg(2, "ERR invalid second DB index")
+	if !ok {
+		return
+	}
+	if a < 0 || a >= Databases || b < 0 || b >= Databases {
+		x.w.errorReply(errDBRange)
+		return
+	}
+	if a != b {
+		swap := func(t *txSet) { swapStores(t.get(a), t.get(b)) }
+		if x.tx {
+			swap(x.txs) // cmdExec and cmdEval hold every database for allDBs
+		} else {
+			x.s.section([]int{min(a, b), max(a, b)}, swap)
+		}
+	}
+	x.w.simple("OK")
+}
+
+// swapIndexArg parses argument i as Redis's getIntFromObjectOrReply with
+// a message of its own.
+func (x *call) swapIndexArg(i int, msg string) (int, bool) {
+	n, ok := parseInt(x.args[i])
+	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+		x.w.errorReply(msg)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// swapStores exchanges the live keys of two databases held by one
+// section, with their values and deadlines.
+func swapStores(a, b store) {
+	ea, eb := snapshot(a), snapshot(b)
+	clearStore(a, ea)
+	clearStore(b, eb)
+	restore(a, eb)
+	restore(b, ea)
+}
+
+// storedKey is a key with its value and deadline (zero: none).
+type storedKey struct {
+	key, value string
+	at         time.Time
+}
+
+// snapshot returns the live keys of st with their values and deadlines.
+func snapshot(st store) []storedKey {
+	var out []storedKey
+	st.Range(func(k string) bool {
+		v, _ := st.Get(k)
+		at, _ := st.ExpireTime(k)
+		out = append(out, storedKey{key: k, value: v, at: at})
+		return true
+	})
+	return out
+}
+
+// clearStore deletes the keys of es from st.
+func clearStore(st store, es []storedKey) {
+	keys := make([]string, len(es))
+	for i, e := range es {
+		keys[i] = e.key
+	}
+	st.Del(keys...)
+}
+
+// restore writes es into st.
+func restore(st store, es []storedKey) {
+	for _, e := range es {
+		if e.at.IsZero() {
+			st.Set(e.key, e.value)
+		} else if _, err := st.SetWith(e.key, e.value, engine.SetArgs{At: e.at}); err != nil {
+			st.Set(e.key, e.value) // a deadline the engine held is always valid
+		}
 	}
 }

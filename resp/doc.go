@@ -66,7 +66,13 @@
 // version RedisVersion reports), compared byte for byte with a real
 // redis-server by the package's differential test. nxkv stores strings
 // only: commands of other data types, and any command not implemented,
-// reply Redis's unknown-command error, never a wrong answer. Beyond 7.0 it
+// reply Redis's unknown-command error, never a wrong answer. There are no
+// function libraries: FUNCTION FLUSH succeeds with nothing to flush (so
+// harnesses that clear a server between tests run) and the other FUNCTION
+// subcommands are unknown. The databases are engines of their own, and
+// database 0 may be the caller's engine: so SWAPDB moves the keys of both
+// databases between their engines (O(N), where Redis swaps two pointers),
+// and every moved key is a change that WATCH and Go watchers see. Beyond 7.0 it
 // implements SET IFEQ/IFNE and DELEX (Redis 8.4) and CLIENT SETINFO (7.2).
 // CLIENT TRACKING is accepted but sends no invalidation messages, so
 // clients must not rely on server-assisted client-side caching. A deadline

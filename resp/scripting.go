@@ -155,13 +155,24 @@ func (sc *scriptCache) flush() {
 // holding them all. A name built at run time is not seen; the command then
 // fails with an error rather than wait for a database its section lacks.
 func mayReachAllDBs(l string) bool {
-	for _, name := range []string{"select", "move", "copy", "flushall", "info"} {
+	for _, name := range allDBsCommands() {
 		if strings.Contains(l, name) {
 			return true
 		}
 	}
 	return false
 }
+
+// allDBsCommands returns the names of the commands flagged allDBs.
+var allDBsCommands = sync.OnceValue(func() []string {
+	var names []string
+	for _, n := range commandNames() {
+		if commandTable[n].flags&allDBs != 0 {
+			names = append(names, n)
+		}
+	}
+	return names
+})
 
 func (s *Server) needsAllDBs(cmd *command, args [][]byte) bool {
 	if cmd.flags&allDBs != 0 {
