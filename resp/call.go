@@ -108,23 +108,27 @@ func (x *call) engineErr(err error) {
 	}
 }
 
-// maxEngineMs is the latest deadline the engine holds, in Unix ms.
-const maxEngineMs = math.MaxInt64 / int64(time.Millisecond)
+// maxEngineMs is the latest deadline the engine holds, in Unix ms: the
+// last nanosecond of that millisecond is within int64 nanoseconds.
+const maxEngineMs = (math.MaxInt64 - int64(time.Millisecond-1)) / int64(time.Millisecond)
 
-// msTime converts Unix milliseconds to a time.
-func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
+// msTime converts a deadline in Unix milliseconds to the engine's: the last
+// nanosecond of that millisecond. Redis's clock counts milliseconds, so a
+// key whose deadline is millisecond D lives while the time, in
+// milliseconds, is at most D (with PTTL 0 during D itself); the engine's
+// clock counts nanoseconds, and a key lives while the time is at most its
+// deadline. So a script that sets PXAT to its own TIME in milliseconds
+// keeps the key, as Redis does, instead of making one already gone.
+func msTime(ms int64) time.Time {
+	return time.UnixMilli(ms).Add(time.Millisecond - time.Nanosecond)
+}
+
+// msLeft returns the milliseconds from now to a deadline as Redis counts
+// them: the deadline's millisecond less the current one.
+func msLeft(at, now time.Time) int64 { return at.UnixMilli() - now.UnixMilli() }
 
 // unixMs returns t in Unix milliseconds.
 func unixMs(t time.Time) int64 { return t.UnixMilli() }
-
-// ttlMs rounds a remaining time up to whole milliseconds, which matches
-// Redis's millisecond deadlines read within the same millisecond.
-func ttlMs(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
-}
 
 // itoa formats n in base 10.
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

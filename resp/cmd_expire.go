@@ -117,18 +117,24 @@ func cmdExpire(x *call) {
 }
 
 // cmdTTL is TTL and PTTL: -2 for a missing key, -1 without a deadline.
+// The remaining time is counted in whole milliseconds as Redis counts it
+// (the deadline's millisecond less the current one), from the deadline and
+// the time of one atomic read; TTL rounds it to seconds as Redis does.
 func cmdTTL(x *call) {
-	d, ok := x.st.PTTL(x.key(1))
-	switch {
-	case !ok:
-		x.w.int(-2)
-	case d == engine.NoExpiry:
-		x.w.int(-1)
-	case x.cmd.name == "pttl":
-		x.w.int(ttlMs(d))
-	default:
-		x.w.int((ttlMs(d) + 500) / 1000)
-	}
+	key := x.key(1)
+	x.atomic([]string{key}, func(st store) {
+		at, ok := st.ExpireTime(key)
+		switch {
+		case !ok:
+			x.w.int(-2)
+		case at.IsZero():
+			x.w.int(-1)
+		case x.cmd.name == "pttl":
+			x.w.int(max(msLeft(at, st.Now()), 0))
+		default:
+			x.w.int((max(msLeft(at, st.Now()), 0) + 500) / 1000)
+		}
+	})
 }
 
 // cmdExpireTime is EXPIRETIME and PEXPIRETIME.

@@ -1,7 +1,8 @@
 package resp
 
 // This file holds the string commands: GET, SET and its variants, the
-// multi-key MGET/MSET family, ranges, APPEND, counters and DELEX.
+// multi-key MGET/MSET family, ranges, APPEND and counters (Redis 8.4's
+// compare-and-set family is in cas.go).
 
 import (
 	"math"
@@ -33,7 +34,6 @@ func init() {
 		&command{name: "incrby", arity: 3, flags: write, fn: cmdIncrBy},
 		&command{name: "decrby", arity: 3, flags: write, fn: cmdIncrBy},
 		&command{name: "incrbyfloat", arity: 3, flags: write, fn: cmdIncrByFloat},
-		&command{name: "delex", arity: -2, flags: write, fn: cmdDelEx},
 	)
 }
 
@@ -52,6 +52,8 @@ const (
 	optXX
 	optIFEQ
 	optIFNE
+	optIFDEQ
+	optIFDNE
 	optGET
 	optEX
 	optPX
@@ -60,12 +62,14 @@ const (
 	optKEEPTTL
 	optPERSIST
 	optExpire = optEX | optPX | optEXAT | optPXAT
-	optCond   = optNX | optXX | optIFEQ | optIFNE
+	optCond   = optNX | optXX | optIFEQ | optIFNE | optIFDEQ | optIFDNE
+	optDigest = optIFDEQ | optIFDNE
 )
 
 // parseSetOptions parses SET's options (set true) or GETEX's from argument
 // from on, in Redis's order and with its conflict rules. It returns the
-// flags, the expire argument and the IFEQ/IFNE value, or false after
+// flags, the expire argument and the IFEQ/IFNE value or IFDEQ/IFDNE
+// digest, or false after
 // replying a syntax error.
 func (x *call) parseSetOptions(from int, set bool) (flags, expire int, match []byte, ok bool) {
 	args := x.args
@@ -83,6 +87,14 @@ func (x *call) parseSetOptions(from int, set bool) (flags, expire int, match []b
 			j++
 		case set && equalFold(opt, "ifne") && next && flags&(optCond&^optIFNE) == 0:
 			flags |= optIFNE
+			match = args[j+1]
+			j++
+		case set && equalFold(opt, "ifdeq") && next && flags&(optCond&^optIFDEQ) == 0:
+			flags |= optIFDEQ
+			match = args[j+1]
+			j++
+		case set && equalFold(opt, "ifdne") && next && flags&(optCond&^optIFDNE) == 0:
+			flags |= optIFDNE
 			match = args[j+1]
 			j++
 		case set && equalFold(opt, "get"):
@@ -182,6 +194,9 @@ func cmdSet(x *call) {
 		a.Cond, a.Match = engine.IfEqual, string(match)
 	case flags&optIFNE != 0:
 		a.Cond, a.Match = engine.IfNotEqual, string(match)
+	case flags&optDigest != 0:
+		x.setIfDigest(a, flags, match)
+		return
 	}
 	res, err := x.st.SetWith(x.key(1), string(x.args[2]), a)
 	switch {
@@ -268,6 +283,8 @@ func cmdGetEX(x *call) {
 		switch {
 		case ex.ttl > 0:
 			_, _ = st.PExpireAtCond(key, st.Now().Add(ex.ttl), engine.ExpireAlways)
+		case !ex.at.IsZero() && ex.ms <= unixMs(st.Now()):
+			st.Del(key) // a deadline not after now deletes the key, as Redis's GETEX does
 		case !ex.at.IsZero():
 			_, _ = st.PExpireAtCond(key, ex.at, engine.ExpireAlways)
 		case flags&optPERSIST != 0:
@@ -487,30 +504,4 @@ func cmdIncrByFloat(x *call) {
 		}
 		x.w.bulkString(s)
 	})
-}
-
-// cmdDelEx is DELEX key [IFEQ value|IFNE value].
-func cmdDelEx(x *call) {
-	key := x.key(1)
-	switch {
-	case len(x.args) == 2:
-		x.w.int(int64(x.st.Del(key)))
-	case len(x.args) == 4 && equalFold(x.args[2], "ifeq"):
-		if x.st.CompareAndDelete(key, string(x.args[3])) {
-			x.w.int(1)
-		} else {
-			x.w.int(0)
-		}
-	case len(x.args) == 4 && equalFold(x.args[2], "ifne"):
-		match := string(x.args[3])
-		x.atomic([]string{key}, func(st store) {
-			if v, ok := st.Get(key); ok && v != match {
-				x.w.int(int64(st.Del(key)))
-				return
-			}
-			x.w.int(0)
-		})
-	default:
-		x.w.errorReply(errSyntax)
-	}
 }

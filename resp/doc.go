@@ -73,7 +73,16 @@
 // database 0 may be the caller's engine: so SWAPDB moves the keys of both
 // databases between their engines (O(N), where Redis swaps two pointers),
 // and every moved key is a change that WATCH and Go watchers see. Beyond 7.0 it
-// implements SET IFEQ/IFNE and DELEX (Redis 8.4) and CLIENT SETINFO (7.2).
+// implements Redis 8.4's compare-and-set family (SET IFEQ/IFNE/IFDEQ/IFDNE,
+// DELEX, DIGEST, whose XXH3 digests come from github.com/zeebo/xxh3, and
+// MSETEX) and CLIENT SETINFO (7.2).
+//
+// Time over RESP is Redis's: milliseconds. The engine's clock counts
+// nanoseconds, so a deadline given in milliseconds (EXAT, PXAT, EXPIREAT,
+// PEXPIREAT) is held as the last nanosecond of that millisecond: the key
+// lives while the time, in milliseconds, is at most its deadline, as in
+// Redis, and PTTL and TTL count the deadline's millisecond less the current
+// one. A script that sets PXAT to its own TIME keeps the key, with PTTL 0.
 // CLIENT TRACKING is accepted but sends no invalidation messages, so
 // clients must not rely on server-assisted client-side caching. A deadline
 // beyond the engine's range (after the year 2262), which Redis would

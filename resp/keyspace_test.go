@@ -2,9 +2,12 @@ package resp_test
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"github.com/nxkv/nxkv/engine"
 	"github.com/nxkv/nxkv/resp"
@@ -101,5 +104,81 @@ func TestLCSMatchesRedis(t *testing.T) {
 		if d := diff(t, redisAddr, nxkvAddr, steps, i%2 == 1); d != "" {
 			t.Fatalf("%s", d)
 		}
+	}
+}
+
+// TestScriptDeadlineAtItsOwnTime sets, from a script, a deadline equal to
+// the script's own TIME in milliseconds: Redis counts time in
+// milliseconds, so the key lives on with PTTL 0 for the rest of the
+// script; it used to be gone at once, compared with a nanosecond clock.
+// Fifty runs land at every offset within a millisecond. (Only SET PXAT is
+// compared: Redis 7.0's TIME in a script is the live clock, a millisecond
+// or more after the script's frozen time now and then, which changes what
+// PEXPIREAT and GETEX PXAT of that time do there; TestDeadlineMilliseconds
+// covers them on a fake clock.)
+func TestScriptDeadlineAtItsOwnTime(t *testing.T) {
+	redisAddr, nxkvAddr, _ := startPair(t, resp.Options{})
+	src := "local t = redis.call('TIME') local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) " +
+		"redis.call('SET', KEYS[1], 'v', 'PXAT', ms) return {redis.call('EXISTS', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('TTL', KEYS[1])}"
+	for i := range 50 {
+		steps := []step{{args: []string{"eval", src, "1", "k"}}, {args: []string{"del", "k"}, skip: true}}
+		if d := diff(t, redisAddr, nxkvAddr, steps, i%2 == 1); d != "" {
+			t.Fatalf("%s", d)
+		}
+	}
+}
+
+// TestDeadlineMilliseconds checks millisecond deadlines against a fake
+// clock standing half a millisecond into a millisecond: a deadline of the
+// current millisecond keeps a key written by SET (PTTL 0) and deletes one
+// given it by PEXPIREAT or GETEX (Redis's checkAlreadyExpired), and PTTL
+// counts whole milliseconds as Redis does.
+func TestDeadlineMilliseconds(t *testing.T) {
+	clk := clock.NewMock()
+	start := time.Date(2026, 11, 27, 9, 0, 0, 500_000, time.UTC) // 0.5 ms into a millisecond
+	clk.Set(start)
+	s := resp.NewT(t, resp.Options{Clock: clk})
+	c := dialRaw(t, s.Addr())
+	ms := strconv.FormatInt(start.UnixMilli(), 10)
+	next := strconv.FormatInt(start.UnixMilli()+1, 10)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"set", "k", "v", "pxat", ms}, "+OK\r\n"},
+		{[]string{"pttl", "k"}, ":0\r\n"},
+		{[]string{"exists", "k"}, ":1\r\n"},
+		{[]string{"pexpireat", "k", ms}, ":1\r\n"},
+		{[]string{"exists", "k"}, ":0\r\n"},
+		{[]string{"set", "k", "v"}, "+OK\r\n"},
+		{[]string{"getex", "k", "pxat", ms}, "$1\r\nv\r\n"},
+		{[]string{"exists", "k"}, ":0\r\n"},
+		{[]string{"set", "k", "v"}, "+OK\r\n"},
+		{[]string{"getex", "k", "pxat", next}, "$1\r\nv\r\n"},
+		{[]string{"pttl", "k"}, ":1\r\n"},
+		{[]string{"pexpiretime", "k"}, ":" + next + "\r\n"},
+		{[]string{"set", "j", "v", "px", "100"}, "+OK\r\n"},
+		{[]string{"pttl", "j"}, ":100\r\n"},
+	} {
+		if got, err := c.do(tc.args); err != nil || string(got) != tc.want {
+			t.Errorf("%q = %q, %v; want %q", tc.args, got, err, tc.want)
+		}
+	}
+	clk.Add(time.Millisecond) // now 1.5 ms in: k's deadline millisecond is current
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exists", "k"}, ":1\r\n"},
+		{[]string{"pttl", "k"}, ":0\r\n"},
+		{[]string{"pttl", "j"}, ":99\r\n"},
+	} {
+		if got, err := c.do(tc.args); err != nil || string(got) != tc.want {
+			t.Errorf("after 1 ms: %q = %q, %v; want %q", tc.args, got, err, tc.want)
+		}
+	}
+	clk.Add(time.Millisecond)
+	if got, _ := c.do([]string{"exists", "k"}); string(got) != ":0\r\n" {
+		t.Errorf("a millisecond past its deadline, EXISTS = %q; want 0", got)
 	}
 }
