@@ -8,7 +8,9 @@ type watcher struct {
 	done bool // fired or stopped
 }
 
-// notifyLocked closes and forgets every watcher of key.
+// notifyLocked closes and forgets every watcher of key. eventLocked
+// (feed.go), through which every change passes, calls it: Watch is one
+// consumer of the change feed, and Quiet never silences it.
 func (e *Engine) notifyLocked(s *shardT, key string) {
 	ws, ok := s.Aux.watchers[key]
 	if !ok {
@@ -37,7 +39,7 @@ func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {
 	w := &watcher{ch: make(chan struct{})}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	e.liveLocked(s, h, key, new(shard.Probe), false, &c)
