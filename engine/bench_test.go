@@ -653,3 +653,45 @@ func BenchmarkUpdate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListen is what the change feed costs writes: with no listener
+// (every engine's default, which BenchmarkSet and BenchmarkLockCycle also
+// measure) and with one listener that counts events. The lock cycle
+// reports four events per iteration (new, set, expire, del); Set on a held
+// key one.
+func BenchmarkListen(b *testing.B) {
+	ops := []struct {
+		name string
+		held bool
+		run  func(e *Engine, k string)
+	}{
+		{"Set", true, func(e *Engine, k string) { e.Set(k, "w") }},
+		{"LockCycle", false, func(e *Engine, k string) {
+			sinkB, _ = e.SetNXPX(k, "tok", 30*time.Second)
+			sinkB = e.CompareAndDelete(k, "tok")
+		}},
+	}
+	for _, op := range ops {
+		for _, n := range []int{0, 1} {
+			b.Run(fmt.Sprintf("op=%s/listeners=%d", op.name, n), func(b *testing.B) {
+				keys := benchKeys(hotKeys)
+				var held []string
+				if op.held {
+					held = keys
+				}
+				e := newBenchEngine(b, held, 0)
+				var events int64
+				if n == 1 {
+					defer e.Listen(func(Event) { events++ })()
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					op.run(e, keys[i&(hotKeys-1)])
+				}
+				b.StopTimer()
+				sinkI = events
+			})
+		}
+	}
+}

@@ -153,9 +153,19 @@ func (e *Engine) installFeed() {
 
 // eventLocked is the one place every change of a key passes, called with
 // s locked right after the change: it wakes key's watchers and, unless
-// quiet, calls the listeners with (key, kind). It costs two loads and
-// branches when nothing is watched on s and no one listens.
+// quiet, calls the listeners with (key, kind). It is inlined, and costs two
+// loads and branches when nothing is watched on s and no one listens.
 func (e *Engine) eventLocked(s *shardT, key string, kind Kind, quiet bool) {
+	if s.Aux.watchers != nil || s.Aux.feed != nil {
+		e.observedLocked(s, key, kind, quiet)
+	}
+}
+
+// observedLocked is eventLocked's work when someone watches or listens;
+// kept out of line so that eventLocked stays small enough to inline.
+//
+//go:noinline
+func (e *Engine) observedLocked(s *shardT, key string, kind Kind, quiet bool) {
 	if s.Aux.watchers != nil {
 		e.notifyLocked(s, key)
 	}
