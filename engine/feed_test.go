@@ -16,25 +16,36 @@ import (
 	"github.com/nxkv/nxkv/engine"
 )
 
-// recorder is a listener that keeps every event as "kind key".
+// recorder is a listener that keeps every event.
 type recorder struct {
 	mu     sync.Mutex
-	events []string
+	events []engine.Event
 }
 
 func (r *recorder) listen(ev engine.Event) {
 	r.mu.Lock()
-	r.events = append(r.events, string(ev.Kind)+" "+ev.Key)
+	r.events = append(r.events, ev)
 	r.mu.Unlock()
 }
 
-// take returns the events recorded since the last take.
-func (r *recorder) take() []string {
+// takeEvents returns the events recorded since the last take.
+func (r *recorder) takeEvents() []engine.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ev := r.events
 	r.events = nil
 	return ev
+}
+
+// take returns the events recorded since the last take as "kind key".
+func (r *recorder) take() []string { return eventStrings(r.takeEvents()) }
+
+func eventStrings(evs []engine.Event) []string {
+	var s []string
+	for _, ev := range evs {
+		s = append(s, string(ev.Kind)+" "+ev.Key)
+	}
+	return s
 }
 
 // feedOps is what Engine and Tx share: a feed case runs on both.

@@ -151,7 +151,37 @@ func (k *keyFence) CompareAndDelete(key, value string) bool {
 	return ok
 }
 
+// quietPersist removes a TTL in a quiet section and names nothing: the key
+// changes, its watchers wake, and the change feed's listeners are never
+// told (a path that forgets to emit).
+type quietPersist struct{ *engine.Engine }
+
+func (q quietPersist) Persist(key string) bool {
+	var ok bool
+	q.Engine.Update([]string{key}, func(tx *engine.Tx) {
+		tx.Quiet(true)
+		ok = tx.Persist(key)
+	})
+	return ok
+}
+
+// misnamedIncr reports an INCRBY as a SET (the event a command built from
+// Get and Set reports if it forgets to name itself), and forgets "new".
+type misnamedIncr struct{ *engine.Engine }
+
+func (m misnamedIncr) IncrBy(key string, n int64) (v int64, err error) {
+	m.Engine.Update([]string{key}, func(tx *engine.Tx) {
+		defer tx.Quiet(tx.Quiet(true))
+		if v, err = tx.IncrBy(key, n); err == nil {
+			tx.Notify(key, engine.KindSet)
+		}
+	})
+	return v, err
+}
+
 var plantedModels = map[string]func(*engine.Engine, *clock.Mock) kv{
+	"quiet-persist": func(e *engine.Engine, _ *clock.Mock) kv { return quietPersist{e} },
+	"misnamed-incr": func(e *engine.Engine, _ *clock.Mock) kv { return misnamedIncr{e} },
 	"key-fence":    func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
 	"lazy-watch":   func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
 	"stale-get":    func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
@@ -234,6 +264,20 @@ func TestPlantedModelCatchesResetFence(t *testing.T) {
 func TestPlantedModelCatchesLazyWatch(t *testing.T) {
 	t.Parallel()
 	assertModelCatches(t, "lazy-watch", "pending, want fired")
+}
+
+// TestPlantedModelCatchesQuietPersist: a change the change feed never
+// reports must be caught.
+func TestPlantedModelCatchesQuietPersist(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "quiet-persist", "change feed reported", `want ["persist`)
+}
+
+// TestPlantedModelCatchesMisnamedIncr: a change reported under the wrong
+// name must be caught.
+func TestPlantedModelCatchesMisnamedIncr(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "misnamed-incr", "change feed reported", "incrby")
 }
 
 // TestPlantedLinearizabilityCatchesRacySetNX: the split SetNX must make
