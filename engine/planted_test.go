@@ -182,10 +182,10 @@ func (m misnamedIncr) IncrBy(key string, n int64) (v int64, err error) {
 var plantedModels = map[string]func(*engine.Engine, *clock.Mock) kv{
 	"quiet-persist": func(e *engine.Engine, _ *clock.Mock) kv { return quietPersist{e} },
 	"misnamed-incr": func(e *engine.Engine, _ *clock.Mock) kv { return misnamedIncr{e} },
-	"key-fence":    func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
-	"lazy-watch":   func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
-	"stale-get":    func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
-	"eager-expiry": func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
+	"key-fence":     func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
+	"lazy-watch":    func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
+	"stale-get":     func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
+	"eager-expiry":  func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
 }
 
 // plantedEnv selects the planted bug TestPlantedModelChild runs.
