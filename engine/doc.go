@@ -88,8 +88,10 @@
 //
 // Each operation reads the clock at most once and only when it needs the
 // time: Get, SetNX, GetSet, CompareAndDelete and the like need it only for
-// keys that have a deadline, Set never does, and the operations that compute
-// a deadline (SetPX, SetNXPX, PExpire...) always do. (A lock-free read
+// keys that have a deadline, Set only when it overwrites a key with a
+// deadline while a listener is registered (to tell it whether the key had
+// expired), and the operations that compute a deadline (SetPX, SetNXPX,
+// PExpire...) always do. (A lock-free read
 // overtaken by a writer after it read the time reads it again; that is the
 // only exception.)
 //

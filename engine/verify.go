@@ -2,15 +2,19 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nxkv/nxkv/shard"
 )
 
-// verify checks the invariants documented in store.go on every shard, and
-// the shard's own (shard.VerifyLocked), and returns the first violation.
-// Tests call it (through Verify in export_test.go) after operations; it
-// locks each shard in turn.
+// verify checks the invariants documented in store.go on every shard, the
+// shard's own (shard.VerifyLocked) and the listeners' (feed.go), and
+// returns the first violation. Tests call it (through Verify in
+// export_test.go) after operations; it holds listenMu and locks each shard
+// in turn.
 func (e *Engine) verify() error {
+	e.listenMu.Lock()
+	defer e.listenMu.Unlock()
 	for i := range e.m.Shards() {
 		s := e.m.ShardAt(i)
 		s.Lock()
@@ -23,6 +27,7 @@ func (e *Engine) verify() error {
 	return nil
 }
 
+// verifyLocked checks shard s (number i), locked, with listenMu held.
 func (e *Engine) verifyLocked(s *shardT, i int) error {
 	if err := s.VerifyLocked(); err != nil {
 		return fmt.Errorf("engine: shard %d: %w", i, err)
@@ -61,6 +66,16 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 	}
 	if w != nil && w.Len() != scheduled {
 		return fmt.Errorf("engine: shard %d: wheel holds %d handles, %d stored entries are scheduled", i, w.Len(), scheduled)
+	}
+	// Every shard delivers to the engine's current listeners (feed.go).
+	if f := s.Aux.feed; (f == nil) != (len(e.listeners) == 0) || f != nil && !slices.Equal(f.ls, e.listeners) {
+		return fmt.Errorf("engine: shard %d: its listeners are not the engine's", i)
+	}
+	if e.listening.Load() != (len(e.listeners) != 0) {
+		return fmt.Errorf("engine: listening = %v with %d listeners", e.listening.Load(), len(e.listeners))
+	}
+	if s.Aux.watchers != nil && len(s.Aux.watchers) == 0 {
+		return fmt.Errorf("engine: shard %d: empty watcher map not released", i)
 	}
 	for key, ws := range s.Aux.watchers {
 		if len(ws) == 0 {
