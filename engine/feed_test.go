@@ -209,19 +209,26 @@ func newFeedEngine(t *testing.T) (*engine.Engine, *clock.Mock) {
 	return e, clk
 }
 
+// listenAfter returns an engine as newFeedEngine does, prepared by setup
+// (if any), and a recorder listening from then on.
+func listenAfter(t *testing.T, setup func(*engine.Engine, *clock.Mock)) (*engine.Engine, *recorder) {
+	t.Helper()
+	e, clk := newFeedEngine(t)
+	if setup != nil {
+		setup(e, clk)
+	}
+	r := &recorder{}
+	t.Cleanup(e.Listen(r.listen))
+	return e, r
+}
+
 // TestFeedEvents checks that every call of the surface Engine and Tx share
 // reports exactly Redis's events, in order: directly, and inside Update.
 func TestFeedEvents(t *testing.T) {
 	for _, tc := range feedCases {
 		for _, via := range []string{"Engine", "Tx"} {
 			t.Run(tc.name+"/"+via, func(t *testing.T) {
-				e, clk := newFeedEngine(t)
-				if tc.setup != nil {
-					tc.setup(e, clk)
-				}
-				var r recorder
-				stop := e.Listen(r.listen)
-				defer stop()
+				e, r := listenAfter(t, tc.setup)
 				if via == "Engine" {
 					tc.op(e, e.Now())
 				} else {
@@ -277,12 +284,7 @@ func TestFeedEngineOnly(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e, clk := newFeedEngine(t)
-			if tc.setup != nil {
-				tc.setup(e, clk)
-			}
-			var r recorder
-			defer e.Listen(r.listen)()
+			e, r := listenAfter(t, tc.setup)
 			calls[tc.name](e)
 			if got := r.take(); !slices.Equal(got, tc.want) {
 				t.Fatalf("events = %q, want %q", got, tc.want)
@@ -294,11 +296,10 @@ func TestFeedEngineOnly(t *testing.T) {
 // TestFeedPartialFlush: Flush in a section that holds some shards only
 // reports each key it deletes, since one flush event would claim every key.
 func TestFeedPartialFlush(t *testing.T) {
-	e, clk := newFeedEngine(t)
-	expiredK(e, clk)
-	e.Set("a", "v")
-	var r recorder
-	defer e.Listen(r.listen)()
+	e, r := listenAfter(t, func(e *engine.Engine, clk *clock.Mock) {
+		expiredK(e, clk)
+		e.Set("a", "v")
+	})
 	e.Update([]string{"k"}, func(tx *engine.Tx) { tx.Flush() })
 	got := r.take()
 	if !slices.Contains(got, "expired k") || slices.Contains(got, "flush ") {
@@ -317,11 +318,10 @@ func TestFeedPartialFlush(t *testing.T) {
 // TestFeedQuietNotify: a quiet section reports only what it names, in its
 // own order, except reclamations of expired keys; watchers still fire.
 func TestFeedQuietNotify(t *testing.T) {
-	e, clk := newFeedEngine(t)
-	expiredK(e, clk)
-	e.Set("src", "v")
-	var r recorder
-	defer e.Listen(r.listen)()
+	e, r := listenAfter(t, func(e *engine.Engine, clk *clock.Mock) {
+		expiredK(e, clk)
+		e.Set("src", "v")
+	})
 	watched, stopWatch := e.Watch("src")
 	defer stopWatch()
 	// RENAME src dst, as a server composes it: Redis reports the
@@ -416,14 +416,22 @@ func TestFeedListenStop(t *testing.T) {
 	}
 }
 
-// TestFeedSetOverExpiredRealClock: with the real clock, Set reads the time
-// for listeners only when it overwrites a key with a deadline.
-func TestFeedSetOverExpiredRealClock(t *testing.T) {
+// inBubble runs fn in a synctest bubble with an engine on the real (there:
+// virtual) clock and a recorder listening to it.
+func inBubble(t *testing.T, fn func(t *testing.T, e *engine.Engine, r *recorder)) {
 	synctest.Test(t, func(t *testing.T) {
 		e := engine.New(engine.Options{})
 		defer e.Close()
 		var r recorder
 		defer e.Listen(r.listen)()
+		fn(t, e, &r)
+	})
+}
+
+// TestFeedSetOverExpiredRealClock: with the real clock, Set reads the time
+// for listeners only when it overwrites a key with a deadline.
+func TestFeedSetOverExpiredRealClock(t *testing.T) {
+	inBubble(t, func(t *testing.T, e *engine.Engine, r *recorder) {
 		_ = e.SetPX("k", "v", time.Second)
 		e.Set("k", "w")
 		_ = e.SetPX("k", "v", time.Second)
@@ -440,23 +448,22 @@ func TestFeedSetOverExpiredRealClock(t *testing.T) {
 
 // TestFeedReaper: the background reaper reports each key it reclaims.
 func TestFeedReaper(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := engine.New(engine.Options{})
-		defer e.Close()
-		var r recorder
-		defer e.Listen(r.listen)()
+	inBubble(t, func(t *testing.T, e *engine.Engine, r *recorder) {
+		start := time.Now()
 		_ = e.SetPX("a", "v", time.Second)
 		_ = e.SetPX("b", "v", 2*time.Second)
 		r.take()
-		time.Sleep(time.Second + 5*time.Millisecond)
-		synctest.Wait()
-		if got, want := r.take(), []string{"expired a"}; !slices.Equal(got, want) {
-			t.Fatalf("events after a's deadline = %q, want %q", got, want)
-		}
-		time.Sleep(time.Second)
-		synctest.Wait()
-		if got, want := r.take(), []string{"expired b"}; !slices.Equal(got, want) {
-			t.Fatalf("events after b's deadline = %q, want %q", got, want)
+		for i, k := range []string{"a", "b"} {
+			time.Sleep(time.Until(start.Add(time.Duration(i+1) * time.Second))) // virtual: to k's deadline
+			synctest.Wait()
+			if got := r.take(); len(got) != 0 {
+				t.Fatalf("events at %s's deadline = %q, want none: the key is alive", k, got)
+			}
+			time.Sleep(5 * time.Millisecond)
+			synctest.Wait() // the reaper has run
+			if got, want := r.take(), []string{"expired " + k}; !slices.Equal(got, want) {
+				t.Fatalf("events after %s's deadline = %q, want %q", k, got, want)
+			}
 		}
 	})
 }

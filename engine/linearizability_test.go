@@ -745,6 +745,31 @@ func TestLinearizable(t *testing.T) {
 	}
 }
 
+// checkLinRounds runs rounds concurrent rounds of cfg (fewer with -short)
+// and requires porcupine to find each linearizable under linModel. It
+// returns how many change-feed events the operations caused.
+func checkLinRounds(t *testing.T, cfg linConfig, rounds int, what string) (events int) {
+	t.Helper()
+	if testing.Short() {
+		rounds = (rounds + 1) / 2
+	}
+	for r := range rounds {
+		seed := uint64(time.Now().UnixNano())
+		history := linRound(t, cfg, seed)
+		n := 0
+		for _, op := range history {
+			n += len(op.Output.(linOutput).events)
+		}
+		res, path, expiries := checkHistory(t, linModel, history)
+		if res != porcupine.Ok {
+			t.Fatalf("round %d (seed %d): porcupine = %s, want Ok; visualization: %s", r, seed, res, path)
+		}
+		t.Logf("round %d (seed %d): %d ops %s, %d events, %d met an expired key: linearizable", r, seed, len(history), what, n, expiries)
+		events += n
+	}
+	return events
+}
+
 // TestLinearizableFeed checks, with porcupine, that the change feed
 // delivers each key's events in the linearization order of its
 // operations, each operation's events together and named as Redis names
@@ -752,49 +777,20 @@ func TestLinearizable(t *testing.T) {
 func TestLinearizableFeed(t *testing.T) {
 	cfg := linDefault
 	cfg.feed = true
-	rounds := 4
-	if testing.Short() {
-		rounds = 2
-	}
-	for r := range rounds {
-		seed := uint64(time.Now().UnixNano())
-		history := linRound(t, cfg, seed)
-		events := 0
-		for _, op := range history {
-			events += len(op.Output.(linOutput).events)
-		}
-		if events < len(history)/4 {
-			t.Fatalf("round %d: %d operations caused %d events, want >= %d: is the feed recorded?", r, len(history), events, len(history)/4)
-		}
-		res, path, expiries := checkHistory(t, linModel, history)
-		if res != porcupine.Ok {
-			t.Fatalf("round %d (seed %d): porcupine = %s, want Ok; visualization: %s", r, seed, res, path)
-		}
-		t.Logf("round %d (seed %d): %d ops, %d events, %d met an expired key: events in linearization order", r, seed, len(history), events, expiries)
+	if n := checkLinRounds(t, cfg, 4, "with the feed"); n < 100 {
+		t.Fatalf("the operations caused %d events, want >= 100: is the feed recorded?", n)
 	}
 }
 
 // TestLinearizableUnderResize runs the single-key check on one shard while
 // other goroutines grow, rehash and compact it: lock-free reads and locked
-// writes of the recorded keys must stay linearizable while the index and
-// the entry store are rebuilt under them.
+// writes of the recorded keys, and their events, must stay linearizable
+// while the index and the entry store are rebuilt under them.
 func TestLinearizableUnderResize(t *testing.T) {
 	cfg := linDefault
-	cfg.shards, cfg.churn = 1, 2
+	cfg.shards, cfg.churn, cfg.feed = 1, 2, true
 	cfg.keys = []string{"k0", "k1", "k2", "k3", "k4", "k5"}
-	rounds := 3
-	if testing.Short() {
-		rounds = 1
-	}
-	for r := range rounds {
-		seed := uint64(time.Now().UnixNano())
-		history := linRound(t, cfg, seed)
-		res, path, expiries := checkHistory(t, linModel, history)
-		if res != porcupine.Ok {
-			t.Fatalf("round %d (seed %d): porcupine = %s, want Ok; visualization: %s", r, seed, res, path)
-		}
-		t.Logf("round %d (seed %d): %d ops under resizes, %d met an expired key: linearizable", r, seed, len(history), expiries)
-	}
+	checkLinRounds(t, cfg, 3, "under resizes")
 }
 
 // TestLinearizabilityModelRejects checks the step function itself on

@@ -280,32 +280,39 @@ func TestPlantedModelCatchesMisnamedIncr(t *testing.T) {
 	assertModelCatches(t, "misnamed-incr", "change feed reported", "incrby")
 }
 
+// assertLinCatches runs concurrent rounds of cfg (a planted bug) until
+// porcupine reports model Illegal, which it must within a bounded number
+// of rounds, and returns the round that caught it.
+func assertLinCatches(t *testing.T, what string, cfg linConfig, model porcupine.Model) int {
+	t.Helper()
+	const maxRounds = 40
+	for r := 1; r <= maxRounds; r++ {
+		res, path, _ := checkHistory(t, model, linRound(t, cfg, uint64(r)))
+		switch res {
+		case porcupine.Illegal:
+			t.Logf("%s caught in round %d of %d (porcupine: %s)", what, r, maxRounds, res)
+			if path != "" {
+				_ = os.Remove(path) // expected failure: do not leave it behind
+			}
+			return r
+		case porcupine.Unknown:
+			t.Fatalf("round %d: porcupine timed out (Unknown), want Illegal or Ok", r)
+		}
+	}
+	t.Fatalf("%s not caught in %d rounds: the checker cannot fail", what, maxRounds)
+	return 0
+}
+
 // TestPlantedLinearizabilityCatchesRacySetNX: the split SetNX must make
 // porcupine report Illegal within a bounded number of rounds.
 func TestPlantedLinearizabilityCatchesRacySetNX(t *testing.T) {
-	cfg := linConfig{
+	assertLinCatches(t, "racy SetNX", linConfig{
 		workers: 8,
 		opsPer:  60,
 		keys:    []string{"lock"},
 		mix:     []linKind{linSetNX, linSetNX, linSetNX, linSetNX, linGet, linCompareAndDelete, linCompareAndDelete, linDel},
 		wrap:    func(e *engine.Engine) linKV { return racySetNX{e} },
-	}
-	const maxRounds = 40
-	for r := 1; r <= maxRounds; r++ {
-		history := linRound(t, cfg, uint64(r))
-		res, path, _ := checkHistory(t, linModel, history)
-		switch res {
-		case porcupine.Illegal:
-			t.Logf("racy SetNX caught in round %d of %d (porcupine: %s)", r, maxRounds, res)
-			if path != "" {
-				_ = os.Remove(path) // expected failure: do not leave it behind
-			}
-			return
-		case porcupine.Unknown:
-			t.Fatalf("round %d: porcupine timed out (Unknown), want Illegal or Ok", r)
-		}
-	}
-	t.Fatalf("racy SetNX not caught in %d rounds: the linearizability checker cannot fail", maxRounds)
+	}, linModel)
 }
 
 // lateEvents reports a release's delete after its critical section, in a
@@ -329,8 +336,8 @@ func (l lateEvents) CompareAndDelete(key, value string) bool {
 
 // TestPlantedLinearizabilityCatchesLateEvents: events delivered outside
 // the critical section of their change must make the feed check report
-// Illegal within a bounded number of rounds (results alone are
-// linearizable: only the events' order is wrong).
+// Illegal within a bounded number of rounds, while a round of the same
+// workload without the feed is linearizable: only the events are wrong.
 func TestPlantedLinearizabilityCatchesLateEvents(t *testing.T) {
 	cfg := linConfig{
 		workers: 8,
@@ -340,54 +347,22 @@ func TestPlantedLinearizabilityCatchesLateEvents(t *testing.T) {
 		wrap:    func(e *engine.Engine) linKV { return lateEvents{e} },
 		feed:    true,
 	}
-	const maxRounds = 40
-	for r := 1; r <= maxRounds; r++ {
-		history := linRound(t, cfg, uint64(r))
-		res, path, _ := checkHistory(t, linModel, history)
-		switch res {
-		case porcupine.Illegal:
-			t.Logf("late events caught in round %d of %d (porcupine: %s)", r, maxRounds, res)
-			if path != "" {
-				_ = os.Remove(path)
-			}
-			cfg.feed = false // the same histories without events are linearizable
-			for r2 := 1; r2 <= 3; r2++ {
-				if res, path, _ := checkHistory(t, linModel, linRound(t, cfg, uint64(r2))); res != porcupine.Ok {
-					t.Fatalf("round %d without the feed: porcupine = %s, want Ok (the planted bug must be in the events only); visualization: %s", r2, res, path)
-				}
-			}
-			return
-		case porcupine.Unknown:
-			t.Fatalf("round %d: porcupine timed out (Unknown), want Illegal or Ok", r)
-		}
+	caught := assertLinCatches(t, "late events", cfg, linModel)
+	cfg.feed = false
+	if res, path, _ := checkHistory(t, linModel, linRound(t, cfg, uint64(caught))); res != porcupine.Ok {
+		t.Fatalf("round %d without the feed: porcupine = %s, want Ok (the planted bug is in the events only); visualization: %s", caught, res, path)
 	}
-	t.Fatalf("late events not caught in %d rounds: the feed order checker cannot fail", maxRounds)
 }
 
 // TestPlantedLinearizabilityCatchesSplitDel: a two-key Del done key by key
 // must make the unpartitioned pair check report Illegal. The workload has no
 // TTLs, so only atomicity can be at fault.
 func TestPlantedLinearizabilityCatchesSplitDel(t *testing.T) {
-	cfg := linConfig{
+	assertLinCatches(t, "split Del", linConfig{
 		workers: 8,
 		opsPer:  40,
 		keys:    pairKeys[:],
 		mix:     []linKind{linSetNX, linSetNX, linSetNX, linGet, linGet, linGet, linDelPair, linDelPair},
 		wrap:    func(e *engine.Engine) linKV { return splitDel{e} },
-	}
-	const maxRounds = 40
-	for r := 1; r <= maxRounds; r++ {
-		res, path, _ := checkHistory(t, pairModel, linRound(t, cfg, uint64(r)))
-		switch res {
-		case porcupine.Illegal:
-			t.Logf("split Del caught in round %d of %d (porcupine: %s)", r, maxRounds, res)
-			if path != "" {
-				_ = os.Remove(path)
-			}
-			return
-		case porcupine.Unknown:
-			t.Fatalf("round %d: porcupine timed out (Unknown), want Illegal or Ok", r)
-		}
-	}
-	t.Fatalf("split Del not caught in %d rounds: the pair checker cannot fail", maxRounds)
+	}, pairModel)
 }
