@@ -324,7 +324,7 @@ func (m *model) setWith(key, val string, a engine.SetArgs, now int64) (engine.Se
 		// A deadline already passed: Redis stores the key and reclaims it
 		// at its next access; the engine reclaims it at once.
 		m.emit(engine.KindExpired, key)
-		m.remove(key, "written with a deadline in the past")
+		m.remove(key, "expired at once: written with a deadline in the past")
 		return res, nil
 	}
 	m.put(key, e)
