@@ -36,7 +36,7 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 			if p.Exp != noDeadline {
 				st, v = peekLive, rv
 			} else if afterLookup(); s.Upgrade(rv) {
-				e.removeLocked(s, p.Hd, p.Pos, KindDel, false)
+				e.removeLocked(s, p.Hd, p.Pos, KindDel, nil)
 				s.Unlock()
 				return true
 			}
@@ -58,7 +58,7 @@ func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, 
 	if !e.liveLocked(s, h, key, p, known, c) || p.Value != value {
 		return false
 	}
-	e.removeLocked(s, p.Hd, p.Pos, KindDel, c.quiet)
+	e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
 	return true
 }
 
@@ -83,7 +83,7 @@ func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value strin
 		return false
 	}
 	e.updateLocked(s, &p, value, p.Exp)
-	e.eventLocked(s, key, KindSet, c.quiet)
+	e.eventLocked(s, key, KindSet, c)
 	return true
 }
 
@@ -116,6 +116,6 @@ func (e *Engine) compareAndPExpireLocked(s *shardT, h uint64, key, value string,
 		return false, nil
 	}
 	e.retimeLocked(s, &p, exp)
-	e.eventLocked(s, key, KindExpire, c.quiet)
+	e.eventLocked(s, key, KindExpire, c)
 	return true, nil
 }

@@ -49,7 +49,7 @@ type Engine struct {
 
 	// listenMu guards listeners, the registered listeners in order of
 	// registration (see feed.go). Taken before shard locks, never after
-	// one. Every shard holds the current list too, as its Aux.feed.
+	// one. Every shard holds the current list too, in its observers.
 	listenMu  sync.Mutex
 	listeners []*listener
 	// listening is true while any listener is registered: Set, which

@@ -106,11 +106,11 @@ func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond E
 		}
 	}
 	if exp <= e.at(c) {
-		e.removeLocked(s, p.Hd, p.Pos, KindDel, c.quiet)
+		e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
 		return true
 	}
 	e.retimeLocked(s, &p, exp)
-	e.eventLocked(s, key, KindExpire, c.quiet)
+	e.eventLocked(s, key, KindExpire, c)
 	return true
 }
 
@@ -216,6 +216,6 @@ func (e *Engine) persistLocked(s *shardT, h uint64, key string, c *opState) bool
 		return false
 	}
 	e.retimeLocked(s, &p, noDeadline)
-	e.eventLocked(s, key, KindPersist, c.quiet)
+	e.eventLocked(s, key, KindPersist, c)
 	return true
 }

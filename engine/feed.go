@@ -78,6 +78,35 @@ type listener struct{ fn func(Event) }
 // replaces it under every shard's lock at each Listen and stop.
 type feed struct{ ls []*listener }
 
+// observers is who observes a shard's changes, guarded by the shard lock.
+// A shard holds one only while someone does (watchers or feed non-nil), so
+// that an unobserved change costs one nil check (see eventLocked).
+type observers struct {
+	// watchers holds the pending watchers of each watched key (watch.go);
+	// nil when nothing is watched.
+	watchers map[string][]*watcher
+	// feed is the engine's listeners; nil when no one listens.
+	feed *feed
+}
+
+// observe returns s's observers, creating them.
+func observe(s *shardT) *observers {
+	if s.Aux.obs == nil {
+		s.Aux.obs = &observers{}
+	}
+	return s.Aux.obs
+}
+
+// releaseLocked drops s's observers once no one observes.
+func releaseLocked(s *shardT) {
+	if o := s.Aux.obs; o != nil && o.watchers == nil && o.feed == nil {
+		s.Aux.obs = nil
+	}
+}
+
+// listened reports whether o delivers to listeners (o may be nil).
+func (o *observers) listened() bool { return o != nil && o.feed != nil }
+
 // deliver calls every listener with ev, in order of registration.
 func (f *feed) deliver(ev Event) {
 	for _, l := range f.ls {
@@ -109,11 +138,12 @@ func (f *feed) deliver(ev Event) {
 //     held: that deadlocks), nor stop, and must not panic. A listener
 //     that has slow work to do copies the event into its own queue.
 //
-// Cost: while no listener is registered, an operation pays one load and
-// branch per change for the feed; with listeners, each change costs one
-// call of each fn, O(1) per change per listener, and allocates nothing.
-// Listen and stop lock every shard in turn (as Flush does), so that the
-// set of listeners changes atomically for every operation.
+// Cost: while no listener is registered (and no Watch is pending on the
+// shard), a change costs one nil check, which watchers needed before the
+// feed existed; with listeners, each change costs one call of each fn,
+// O(1) per change per listener, and allocates nothing.
+// Listen and stop hold every shard's lock at once (as Flush does), so that
+// the set of listeners changes atomically for every operation.
 //
 // stop unregisters fn; after it returns fn is never called again. It is
 // idempotent. Listen and stop are safe for concurrent use.
@@ -146,18 +176,24 @@ func (e *Engine) installFeed() {
 	e.listening.Store(f != nil)
 	for _, i := range e.lockShards(nil, nil) {
 		s := e.m.ShardAt(i)
-		s.Aux.feed = f
+		if f != nil {
+			observe(s).feed = f
+		} else if s.Aux.obs != nil {
+			s.Aux.obs.feed = nil
+			releaseLocked(s)
+		}
 		s.Unlock()
 	}
 }
 
 // eventLocked is the one place every change of a key passes, called with
-// s locked right after the change: it wakes key's watchers and, unless
-// quiet, calls the listeners with (key, kind). It is inlined, and costs two
-// loads and branches when nothing is watched on s and no one listens.
-func (e *Engine) eventLocked(s *shardT, key string, kind Kind, quiet bool) {
-	if s.Aux.watchers != nil || s.Aux.feed != nil {
-		e.observedLocked(s, key, kind, quiet)
+// s locked right after the change made by operation c (nil: an operation
+// outside a section): it wakes key's watchers and calls the listeners with
+// (key, kind), unless c is a quiet section's and kind is not KindExpired.
+// It is inlined, and costs one load and branch while no one observes s.
+func (e *Engine) eventLocked(s *shardT, key string, kind Kind, c *opState) {
+	if s.Aux.obs != nil {
+		e.observedLocked(s, key, kind, c)
 	}
 }
 
@@ -165,12 +201,13 @@ func (e *Engine) eventLocked(s *shardT, key string, kind Kind, quiet bool) {
 // kept out of line so that eventLocked stays small enough to inline.
 //
 //go:noinline
-func (e *Engine) observedLocked(s *shardT, key string, kind Kind, quiet bool) {
-	if s.Aux.watchers != nil {
+func (e *Engine) observedLocked(s *shardT, key string, kind Kind, c *opState) {
+	o := s.Aux.obs // notifyLocked may release it from s
+	if o.watchers != nil {
 		e.notifyLocked(s, key)
 	}
-	if s.Aux.feed != nil && !quiet {
-		s.Aux.feed.deliver(Event{Key: key, Kind: kind})
+	if o.feed != nil && (c == nil || !c.quiet || kind == KindExpired) {
+		o.feed.deliver(Event{Key: key, Kind: kind})
 	}
 }
 
@@ -185,7 +222,7 @@ func (e *Engine) observedLocked(s *shardT, key string, kind Kind, quiet bool) {
 // need not exist.
 func (tx *Tx) Notify(key string, kind Kind) {
 	s, _ := tx.shard(key)
-	tx.e.eventLocked(s, key, kind, false)
+	tx.e.eventLocked(s, key, kind, nil)
 }
 
 // Quiet sets whether the section's own calls report their events to

@@ -39,7 +39,7 @@ func (e *Engine) delLocked(s *shardT, h uint64, key string, c *opState) bool {
 	var p shard.Probe
 	held := e.liveLocked(s, h, key, &p, false, c)
 	if held {
-		e.removeLocked(s, p.Hd, p.Pos, KindDel, c.quiet)
+		e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
 	}
 	return held
 }
@@ -144,17 +144,17 @@ func (e *Engine) Flush() { e.Update(nil, (*Tx).Flush) }
 // overstate) it reports every key to listeners instead: KindDel for a live
 // key, KindExpired for an expired one.
 func (e *Engine) flushLocked(s *shardT, each bool, c *opState) {
-	if each && s.Aux.feed != nil {
+	if each && s.Aux.obs.listened() {
 		s.RangeLocked(func(_ shard.Handle, ent *shard.Entry) bool {
 			if ent.Exp != noDeadline && ent.Exp < e.at(c) {
-				e.eventLocked(s, ent.Key, KindExpired, false)
+				e.eventLocked(s, ent.Key, KindExpired, nil)
 			} else {
-				e.eventLocked(s, ent.Key, KindDel, c.quiet)
+				e.eventLocked(s, ent.Key, KindDel, c)
 			}
 			return true
 		})
 	}
-	for key := range s.Aux.watchers {
+	for key := range s.Aux.obs.watched() {
 		if _, _, ok := s.FindLocked(e.m.Hash(key), key); ok {
 			e.notifyLocked(s, key)
 		}

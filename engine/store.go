@@ -28,13 +28,10 @@ type shardState struct {
 	// until the shard first stores a deadline, so shards without TTLs cost
 	// nothing for it.
 	wheel *ttl.Wheel
-	// watchers holds the pending watchers of each watched key; nil when
-	// nothing is watched, so unwatched writes pay one nil check.
-	watchers map[string][]*watcher
-	// feed is the engine's listeners (feed.go); nil when no one listens,
-	// so changes then pay one nil check. Replaced under every shard's lock
-	// at once.
-	feed *feed
+	// obs is who observes the shard's changes: its watchers and the
+	// engine's listeners (feed.go); nil while no one does, so that an
+	// unobserved change pays one nil check.
+	obs *observers
 	// fence is the last fencing token SetNXPXFenced handed out for a key of
 	// this shard; it only grows, so the tokens of any one key strictly
 	// increase for the engine's lifetime.
@@ -124,7 +121,7 @@ func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, kno
 	}
 	if p.Exp != noDeadline && p.Exp < e.at(c) {
 		pos := p.Pos // the slot it frees
-		if e.removeLocked(s, p.Hd, p.Pos, KindExpired, false) {
+		if e.removeLocked(s, p.Hd, p.Pos, KindExpired, nil) {
 			pos = -1 // the shard was rebuilt
 		}
 		p.Value, p.Exp, p.Pos, p.Found = "", noDeadline, pos, false
@@ -134,9 +131,10 @@ func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, kno
 }
 
 // removeLocked deletes the entry hd, filed at index position pos, and
-// reports the delete as kind (withheld from listeners if quiet). It reports
-// whether the delete rebuilt the shard (every handle and position changed).
-func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32, kind Kind, quiet bool) (rebuilt bool) {
+// reports the delete as kind for operation c (nil: not a section's). It
+// reports whether the delete rebuilt the shard (every handle and position
+// changed).
+func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32, kind Kind, c *opState) (rebuilt bool) {
 	ent := s.EntryLocked(hd)
 	if ent.Exp != noDeadline {
 		s.Aux.wheel.Cancel(hd)
@@ -145,7 +143,7 @@ func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32, kind Kind, 
 	if rebuilt = s.DeleteLocked(hd, int(pos)); rebuilt {
 		e.rewheelLocked(s)
 	}
-	e.eventLocked(s, key, kind, quiet)
+	e.eventLocked(s, key, kind, c)
 	return rebuilt
 }
 
@@ -173,13 +171,13 @@ func (e *Engine) rewheelLocked(s *shardT) {
 
 // insertLocked stores a new key (known absent) with deadline exp
 // (noDeadline: none) at free index position pos (-1: search), and reports
-// KindNew (withheld from listeners if quiet).
-func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64, pos int32, quiet bool) {
+// KindNew for operation c (nil: not a section's).
+func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64, pos int32, c *opState) {
 	hd := s.InsertAtLocked(pos, h, key, value, exp)
 	if exp != noDeadline {
 		e.scheduleLocked(s, hd, exp)
 	}
-	e.eventLocked(s, key, KindNew, quiet)
+	e.eventLocked(s, key, KindNew, c)
 }
 
 // updateLocked overwrites the live entry p found in place with value and

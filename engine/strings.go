@@ -55,12 +55,13 @@ func (e *Engine) getLocked(s *shardT, h uint64, key string, p *shard.Probe, know
 func (e *Engine) Set(key, value string) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opState
+	var c *opState // the time is rarely needed: see swapLocked
 	if e.user && e.listening.Load() {
-		e.begin(&c)
+		c = new(opState)
+		e.begin(c)
 	}
 	s.Lock()
-	e.swapLocked(s, h, key, value, &c)
+	e.swapLocked(s, h, key, value, c)
 	s.Unlock()
 }
 
@@ -70,22 +71,30 @@ func (e *Engine) Set(key, value string) {
 // KindSet, and returns the entry's previous value and deadline (found
 // false: there was no entry). Listeners of an overwritten expired entry
 // are told KindExpired and KindNew first, so only then is the time read.
+// c is the operation's state, or nil for Set outside a section when no
+// clock reading was taken before the lock (the real clock's time is then
+// read here; an injected clock's is the latest time any operation used).
 func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) (old string, exp int64, found bool) {
 	hd, old, exp, pos, found := s.SwapValueLocked(h, key, value)
 	if !found {
-		e.insertLocked(s, h, key, value, noDeadline, pos, c.quiet)
-		e.eventLocked(s, key, KindSet, c.quiet)
+		e.insertLocked(s, h, key, value, noDeadline, pos, c)
+		e.eventLocked(s, key, KindSet, c)
 		return "", noDeadline, false
 	}
 	if exp != noDeadline {
 		s.Aux.wheel.Cancel(hd)
 		s.EntryLocked(hd).Exp = noDeadline
-		if s.Aux.feed != nil && exp < e.at(c) {
-			e.eventLocked(s, key, KindExpired, false)
-			e.eventLocked(s, key, KindNew, c.quiet)
+		if s.Aux.obs.listened() {
+			if c == nil {
+				c = new(opState)
+			}
+			if exp < e.at(c) {
+				e.eventLocked(s, key, KindExpired, nil)
+				e.eventLocked(s, key, KindNew, c)
+			}
 		}
 	}
-	e.eventLocked(s, key, KindSet, c.quiet)
+	e.eventLocked(s, key, KindSet, c)
 	return old, exp, true
 }
 
@@ -116,10 +125,10 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 	if e.liveLocked(s, h, key, &p, false, c) {
 		e.updateLocked(s, &p, value, exp)
 	} else {
-		e.insertLocked(s, h, key, value, exp, p.Pos, c.quiet)
+		e.insertLocked(s, h, key, value, exp, p.Pos, c)
 	}
-	e.eventLocked(s, key, KindSet, c.quiet)
-	e.eventLocked(s, key, KindExpire, c.quiet)
+	e.eventLocked(s, key, KindSet, c)
+	e.eventLocked(s, key, KindExpire, c)
 	return nil
 }
 
@@ -146,8 +155,8 @@ func (e *Engine) SetNX(key, value string) bool {
 			// it takes no call it can avoid.
 			afterLookup()
 			if s.Upgrade(v) {
-				e.insertLocked(s, h, key, value, noDeadline, pos, false)
-				e.eventLocked(s, key, KindSet, false)
+				e.insertLocked(s, h, key, value, noDeadline, pos, nil)
+				e.eventLocked(s, key, KindSet, nil)
 				s.Unlock()
 				return true
 			}
@@ -167,8 +176,8 @@ func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, p *shard.Pr
 	if e.liveLocked(s, h, key, p, known, c) {
 		return false
 	}
-	e.insertLocked(s, h, key, value, noDeadline, p.Pos, c.quiet)
-	e.eventLocked(s, key, KindSet, c.quiet)
+	e.insertLocked(s, h, key, value, noDeadline, p.Pos, c)
+	e.eventLocked(s, key, KindSet, c)
 	return true
 }
 
@@ -210,9 +219,9 @@ func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.
 	if e.liveLocked(s, h, key, p, known, c) {
 		return false, nil
 	}
-	e.insertLocked(s, h, key, value, exp, p.Pos, c.quiet)
-	e.eventLocked(s, key, KindSet, c.quiet)
-	e.eventLocked(s, key, KindExpire, c.quiet)
+	e.insertLocked(s, h, key, value, exp, p.Pos, c)
+	e.eventLocked(s, key, KindSet, c)
+	e.eventLocked(s, key, KindExpire, c)
 	return true, nil
 }
 
@@ -345,25 +354,25 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 	if at != noDeadline && exp < e.at(c) {
 		// A deadline already passed: the write happens and the key is gone.
 		if !held {
-			e.eventLocked(s, key, KindNew, c.quiet)
+			e.eventLocked(s, key, KindNew, c)
 		}
-		e.eventLocked(s, key, KindSet, c.quiet)
-		e.eventLocked(s, key, KindExpire, c.quiet)
+		e.eventLocked(s, key, KindSet, c)
+		e.eventLocked(s, key, KindExpire, c)
 		if held {
-			e.removeLocked(s, p.Hd, p.Pos, KindExpired, false)
+			e.removeLocked(s, p.Hd, p.Pos, KindExpired, nil)
 		} else {
-			e.eventLocked(s, key, KindExpired, false)
+			e.eventLocked(s, key, KindExpired, nil)
 		}
 		return res, nil
 	}
 	if held {
 		e.updateLocked(s, &p, value, exp)
 	} else {
-		e.insertLocked(s, h, key, value, exp, p.Pos, c.quiet)
+		e.insertLocked(s, h, key, value, exp, p.Pos, c)
 	}
-	e.eventLocked(s, key, KindSet, c.quiet)
+	e.eventLocked(s, key, KindSet, c)
 	if args.TTL != 0 || at != noDeadline {
-		e.eventLocked(s, key, KindExpire, c.quiet)
+		e.eventLocked(s, key, KindExpire, c)
 	}
 	return res, nil
 }
@@ -410,7 +419,7 @@ func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opState) (stri
 	if !e.liveLocked(s, h, key, &p, false, c) {
 		return "", false
 	}
-	e.removeLocked(s, p.Hd, p.Pos, KindDel, c.quiet)
+	e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
 	return p.Value, true
 }
 
@@ -450,9 +459,9 @@ func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opSta
 	if held {
 		e.updateLocked(s, &p, v, p.Exp)
 	} else {
-		e.insertLocked(s, h, key, v, noDeadline, p.Pos, c.quiet)
+		e.insertLocked(s, h, key, v, noDeadline, p.Pos, c)
 	}
-	e.eventLocked(s, key, KindIncrBy, c.quiet)
+	e.eventLocked(s, key, KindIncrBy, c)
 	return sum, nil
 }
 

@@ -226,8 +226,8 @@ func (tx *Tx) Flush() {
 	for _, i := range tx.shards {
 		tx.e.flushLocked(tx.e.m.ShardAt(i), !tx.all, &tx.c)
 	}
-	if f := tx.e.m.ShardAt(tx.shards[0]).Aux.feed; tx.all && f != nil && !tx.c.quiet {
-		f.deliver(Event{Kind: KindFlush})
+	if o := tx.e.m.ShardAt(tx.shards[0]).Aux.obs; tx.all && o.listened() && !tx.c.quiet {
+		o.feed.deliver(Event{Kind: KindFlush})
 	}
 }
 

@@ -67,17 +67,19 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 	if w != nil && w.Len() != scheduled {
 		return fmt.Errorf("engine: shard %d: wheel holds %d handles, %d stored entries are scheduled", i, w.Len(), scheduled)
 	}
-	// Every shard delivers to the engine's current listeners (feed.go).
-	if f := s.Aux.feed; (f == nil) != (len(e.listeners) == 0) || f != nil && !slices.Equal(f.ls, e.listeners) {
+	// Every shard delivers to the engine's current listeners, and holds
+	// observers only while someone observes (feed.go).
+	o := s.Aux.obs
+	if o.listened() != (len(e.listeners) != 0) || o.listened() && !slices.Equal(o.feed.ls, e.listeners) {
 		return fmt.Errorf("engine: shard %d: its listeners are not the engine's", i)
 	}
 	if e.listening.Load() != (len(e.listeners) != 0) {
 		return fmt.Errorf("engine: listening = %v with %d listeners", e.listening.Load(), len(e.listeners))
 	}
-	if s.Aux.watchers != nil && len(s.Aux.watchers) == 0 {
-		return fmt.Errorf("engine: shard %d: empty watcher map not released", i)
+	if o != nil && (o.watchers == nil && o.feed == nil || o.watchers != nil && len(o.watchers) == 0) {
+		return fmt.Errorf("engine: shard %d: observers kept with no one observing", i)
 	}
-	for key, ws := range s.Aux.watchers {
+	for key, ws := range o.watched() {
 		if len(ws) == 0 {
 			return fmt.Errorf("engine: shard %d: empty watcher list for %q", i, key)
 		}
