@@ -654,11 +654,12 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
-// BenchmarkListen is what the change feed costs writes: with no listener
-// (every engine's default, which BenchmarkSet and BenchmarkLockCycle also
-// measure) and with one listener that counts events. The lock cycle
-// reports four events per iteration (new, set, expire, del); Set on a held
-// key one.
+// BenchmarkListen is what the change feed costs writes: two engines run the
+// same loop in alternating timed chunks (as BenchmarkVs does), one with no
+// listener (every engine's default) and one with a listener that counts
+// events; it reports each one's median ns/op and their ratio. The lock
+// cycle reports four events per iteration (new, set, expire, del); Set on
+// a held key one.
 func BenchmarkListen(b *testing.B) {
 	ops := []struct {
 		name string
@@ -672,26 +673,25 @@ func BenchmarkListen(b *testing.B) {
 		}},
 	}
 	for _, op := range ops {
-		for _, n := range []int{0, 1} {
-			b.Run(fmt.Sprintf("op=%s/listeners=%d", op.name, n), func(b *testing.B) {
-				keys := benchKeys(hotKeys)
+		b.Run("op="+op.name, func(b *testing.B) {
+			var engines [2]*Engine
+			var keys [2][]string
+			for j := range engines {
+				keys[j] = benchKeys(hotKeys)
 				var held []string
 				if op.held {
-					held = keys
+					held = keys[j]
 				}
-				e := newBenchEngine(b, held, 0)
-				var events int64
-				if n == 1 {
-					defer e.Listen(func(Event) { events++ })()
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					op.run(e, keys[i&(hotKeys-1)])
-				}
-				b.StopTimer()
-				sinkI = events
-			})
-		}
+				engines[j] = newBenchEngine(b, held, 0)
+			}
+			var events int64
+			defer engines[1].Listen(func(Event) { events++ })()
+			none, one := alternate(b, func(j, i int) { op.run(engines[j], keys[j][i&(hotKeys-1)]) })
+			sinkI = events
+			b.ReportMetric(none, "unheard-ns/op")
+			b.ReportMetric(one, "listened-ns/op")
+			b.ReportMetric(one/none, "cost")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }
