@@ -653,3 +653,45 @@ func BenchmarkUpdate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListen is what the change feed costs writes: two engines run the
+// same loop in alternating timed chunks (as BenchmarkVs does), one with no
+// listener (every engine's default) and one with a listener that counts
+// events; it reports each one's median ns/op and their ratio. The lock
+// cycle reports four events per iteration (new, set, expire, del); Set on
+// a held key one.
+func BenchmarkListen(b *testing.B) {
+	ops := []struct {
+		name string
+		held bool
+		run  func(e *Engine, k string)
+	}{
+		{"Set", true, func(e *Engine, k string) { e.Set(k, "w") }},
+		{"LockCycle", false, func(e *Engine, k string) {
+			sinkB, _ = e.SetNXPX(k, "tok", 30*time.Second)
+			sinkB = e.CompareAndDelete(k, "tok")
+		}},
+	}
+	for _, op := range ops {
+		b.Run("op="+op.name, func(b *testing.B) {
+			var engines [2]*Engine
+			var keys [2][]string
+			for j := range engines {
+				keys[j] = benchKeys(hotKeys)
+				var held []string
+				if op.held {
+					held = keys[j]
+				}
+				engines[j] = newBenchEngine(b, held, 0)
+			}
+			var events int64
+			defer engines[1].Listen(func(Event) { events++ })()
+			none, one := alternate(b, func(j, i int) { op.run(engines[j], keys[j][i&(hotKeys-1)]) })
+			sinkI = events
+			b.ReportMetric(none, "unheard-ns/op")
+			b.ReportMetric(one, "listened-ns/op")
+			b.ReportMetric(one/none, "cost")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

@@ -12,12 +12,12 @@ import (
 
 // CompareAndDelete deletes key only if it holds value, as Redis 8.4 DELEX
 // key IFEQ value (the lock release), and reports whether it deleted. An
-// absent or expired key returns false. It is safe for concurrent use;
-// finding another value takes no lock.
+// absent or expired key returns false. It reports KindDel when it deletes.
+// It is safe for concurrent use; finding another value takes no lock.
 func (e *Engine) CompareAndDelete(key, value string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	// Another value fails whether the key is alive or expired, so the
 	// lookup reads no time; a match is decided under the lock.
@@ -36,7 +36,7 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 			if p.Exp != noDeadline {
 				st, v = peekLive, rv
 			} else if afterLookup(); s.Upgrade(rv) {
-				e.removeLocked(s, p.Hd, p.Pos)
+				e.removeLocked(s, p.Hd, p.Pos, KindDel, nil)
 				s.Unlock()
 				return true
 			}
@@ -54,21 +54,22 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 	return ok
 }
 
-func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, p *shard.Probe, known bool, c *opClock) bool {
+func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, p *shard.Probe, known bool, c *opState) bool {
 	if !e.liveLocked(s, h, key, p, known, c) || p.Value != value {
 		return false
 	}
-	e.removeLocked(s, p.Hd, p.Pos)
+	e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
 	return true
 }
 
 // CompareAndSwap stores value under key only if it holds old, keeping its
 // TTL (Redis 8.4 SET key value IFEQ old KEEPTTL), and reports whether it
-// did. An absent or expired key returns false. It is safe for concurrent use.
+// did. An absent or expired key returns false. It reports KindSet when it
+// writes. It is safe for concurrent use.
 func (e *Engine) CompareAndSwap(key, old, value string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	ok := e.compareAndSwapLocked(s, h, key, old, value, &c)
@@ -76,12 +77,13 @@ func (e *Engine) CompareAndSwap(key, old, value string) bool {
 	return ok
 }
 
-func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value string, c *opClock) bool {
+func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value string, c *opState) bool {
 	var p shard.Probe
 	if !e.liveLocked(s, h, key, &p, false, c) || p.Value != old {
 		return false
 	}
 	e.updateLocked(s, &p, value, p.Exp)
+	e.eventLocked(s, key, KindSet, c)
 	return true
 }
 
@@ -89,14 +91,14 @@ func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value strin
 // as Redis 8.4 SET key value IFEQ value PX ttl without the write), and
 // reports whether it did. An absent or expired key returns false. It returns
 // ErrInvalidTTL, changing nothing, if ttl <= 0 or the deadline overflows. It
-// is safe for concurrent use.
+// reports KindExpire when it sets the TTL. It is safe for concurrent use.
 func (e *Engine) CompareAndPExpire(key, value string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	ok, err := e.compareAndPExpireLocked(s, h, key, value, ttl, &c)
@@ -104,7 +106,7 @@ func (e *Engine) CompareAndPExpire(key, value string, ttl time.Duration) (bool, 
 	return ok, err
 }
 
-func (e *Engine) compareAndPExpireLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opClock) (bool, error) {
+func (e *Engine) compareAndPExpireLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opState) (bool, error) {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return false, ErrInvalidTTL
@@ -114,5 +116,6 @@ func (e *Engine) compareAndPExpireLocked(s *shardT, h uint64, key, value string,
 		return false, nil
 	}
 	e.retimeLocked(s, &p, exp)
+	e.eventLocked(s, key, KindExpire, c)
 	return true, nil
 }

@@ -88,8 +88,10 @@
 //
 // Each operation reads the clock at most once and only when it needs the
 // time: Get, SetNX, GetSet, CompareAndDelete and the like need it only for
-// keys that have a deadline, Set never does, and the operations that compute
-// a deadline (SetPX, SetNXPX, PExpire...) always do. (A lock-free read
+// keys that have a deadline, Set only when it overwrites a key with a
+// deadline while a listener is registered (to tell it whether the key had
+// expired), and the operations that compute a deadline (SetPX, SetNXPX,
+// PExpire...) always do. (A lock-free read
 // overtaken by a writer after it read the time reads it again; that is the
 // only exception.)
 //
@@ -147,11 +149,42 @@
 // proportional to the number of keys expiring, not to the number held.
 // Reap does the same synchronously, for tests with a mock clock.
 //
+// # Change feed
+//
+// Every change of a key passes through one place, inside the critical
+// section that makes it, and is reported there as an Event: the key and a
+// Kind named as Redis names its keyspace events. An operation reports what
+// Redis's command of the same meaning publishes, in the same order: Set on
+// an absent key reports "new" then "set"; SetPX "set" then "expire"; Del
+// "del" per key that existed; a key found expired by any operation, the
+// reaper or Reap is reported "expired" when it is removed; Flush reports
+// one "flush" event, not one per key. Reads and failed conditional writes
+// report nothing. Writes through the Go API and through a server over the
+// same engine thus report the same events. An event carries no value,
+// deadline or time, so it costs no copy and leaks no data.
+//
+// Listen registers a listener: a function called synchronously with each
+// event, under the key's shard lock, so a key's events arrive in the
+// linearization order of its operations and before each operation returns.
+// It must be quick, must not block and must not call the engine. With no
+// listener registered the feed costs each change one nil check; with
+// listeners, one call per change each. Watch is a consumer of the same
+// feed.
+//
+// Inside Update, a section may name its changes itself: Quiet withholds the
+// events of its Tx calls from listeners and Notify reports events of any
+// Kind, in the section's order. A server builds APPEND from Get and Set
+// and reports "append", RENAME from Get, Del and Set and reports
+// "rename_from" then "rename_to"; a value type kept outside the engine's
+// strings reports "hset" or "lpush" the same way.
+//
 // # Watch
 //
 // Watch gives a channel closed at the next change of a key: any write
 // (including a TTL change), a delete, or an expiry (active or lazy). A lock
 // client uses it to wake waiters the instant a lock is released or expires.
+// It is one consumer of the change feed: a change wakes the key's watchers
+// whether or not a quiet section withholds its event from listeners.
 //
 // # Lifetime
 //

@@ -46,6 +46,17 @@ type Engine struct {
 	// so another reclaimer (a Reap) must wait for it to finish instead of
 	// finding nothing to fire. Taken before a shard lock, never after one.
 	reapMu sync.Mutex
+
+	// listenMu guards listeners, the registered listeners in order of
+	// registration (see feed.go). Taken before shard locks, never after
+	// one. Every shard holds the current list too, in its observers.
+	listenMu  sync.Mutex
+	listeners []*listener
+	// listening is true while any listener is registered: Set, which
+	// otherwise never needs the time, reads an injected clock before
+	// locking when listeners must be told whether it overwrote an expired
+	// key.
+	listening atomic.Bool
 }
 
 // New returns an engine with its reaper started. Call Close to stop the
@@ -85,26 +96,33 @@ func (e *Engine) Clock() clock.Clock { return e.tm.Clock() }
 // doc). It is safe for concurrent use.
 func (e *Engine) Now() time.Time { return time.Unix(0, e.tm.Monotonic(e.tm.Nano())) }
 
-// opClock gives an operation at most one time reading. For the real clock
-// it is read inside the critical section on first use; an injected clock is
+// opState is one operation's state: its time and whether its events are
+// withheld from listeners.
+//
+// It gives the operation at most one time reading. For the real clock it
+// is read inside the critical section on first use; an injected clock is
 // read by begin before the shard lock is taken (pre) and made monotonic on
 // first use inside the section.
-type opClock struct {
+type opState struct {
 	t    int64
 	pre  int64
 	read bool
+	// quiet withholds the operation's events, all but KindExpired, from
+	// listeners (never from watchers): set by Tx.Quiet for a section that
+	// names its changes itself with Tx.Notify.
+	quiet bool
 }
 
 // begin takes an injected clock's reading for an operation that may need
 // the time. Call it before locking; it does nothing for the real clock.
-func (e *Engine) begin(c *opClock) {
+func (e *Engine) begin(c *opState) {
 	if e.user {
 		c.pre = e.tm.Nano()
 	}
 }
 
 // at returns the operation's time, reading it on first use.
-func (e *Engine) at(c *opClock) int64 {
+func (e *Engine) at(c *opState) int64 {
 	if !c.read {
 		if e.user {
 			c.t = e.tm.Monotonic(c.pre)
@@ -124,7 +142,7 @@ func (e *Engine) at(c *opClock) int64 {
 // and must not be used after it. For an injected clock the reading taken
 // before the operation is kept and only made monotonic again, so no clock
 // is called under a lock.
-func (e *Engine) stale(c *opClock) {
+func (e *Engine) stale(c *opState) {
 	if c.read && e.nowHook != nil {
 		e.nowHook(noDeadline) // retract the reading for the test hook
 	}
@@ -134,7 +152,7 @@ func (e *Engine) stale(c *opClock) {
 // now returns the current time for a call that holds no lock (Reap, Update
 // before its section) and reports it to the hook.
 func (e *Engine) now() int64 {
-	var c opClock
+	var c opState
 	e.begin(&c)
 	return e.at(&c)
 }

@@ -164,3 +164,69 @@ func ExampleEngine_IncrBy() {
 	// true
 	// alice
 }
+
+// A listener sees every change of every key, named as Redis names its
+// keyspace events, synchronously and in order: here a lock's acquisition,
+// a refresh, its release, and a key that expires.
+func ExampleEngine_Listen() {
+	e, clk := newExampleEngine()
+	defer e.Close()
+
+	stop := e.Listen(func(ev engine.Event) {
+		// Called under the key's shard lock: quick, and never calling e.
+		fmt.Println(ev.Kind, ev.Key)
+	})
+	defer stop()
+
+	_, _ = e.SetNXPX("lock:report", "token-1", 10*time.Second) // acquire
+	_, _ = e.SetNXPX("lock:report", "token-2", 10*time.Second) // held: no change
+	_, _ = e.CompareAndPExpire("lock:report", "token-1", 10*time.Second)
+	e.CompareAndDelete("lock:report", "token-1") // release
+
+	_ = e.SetPX("session", "alice", time.Second)
+	clk.Add(2 * time.Second)
+	e.Get("session") // finds it expired and deletes it
+	e.Flush()
+	// Output:
+	// new lock:report
+	// set lock:report
+	// expire lock:report
+	// expire lock:report
+	// del lock:report
+	// new session
+	// set session
+	// expire session
+	// expired session
+	// flush
+}
+
+// A section names its changes itself when the engine's operations it is
+// built from are not the command it implements: APPEND is a Get and a Set,
+// and Redis reports it as "append".
+func ExampleTx_Notify() {
+	e, _ := newExampleEngine()
+	defer e.Close()
+	e.Set("log", "a")
+	defer e.Listen(func(ev engine.Event) { fmt.Println(ev.Kind, ev.Key) })()
+
+	appendTo := func(key, s string) {
+		e.Update([]string{key}, func(tx *engine.Tx) {
+			defer tx.Quiet(tx.Quiet(true)) // the Set below reports nothing
+			old, existed := tx.Get(key)
+			tx.Set(key, old+s)
+			if !existed {
+				tx.Notify(key, engine.KindNew)
+			}
+			tx.Notify(key, engine.KindAppend)
+		})
+	}
+	appendTo("log", "b")
+	appendTo("other", "c")
+	v, _ := e.Get("log")
+	fmt.Println(v)
+	// Output:
+	// append log
+	// new other
+	// append other
+	// ab
+}

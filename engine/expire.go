@@ -10,9 +10,9 @@ import (
 // conditions, PTTL, PEXPIRETIME and PERSIST.
 
 // PExpire sets key's TTL, as Redis PEXPIRE, and reports whether key existed.
-// A ttl <= 0 deletes the key (and reports true if it existed). It returns
-// ErrInvalidTTL, changing nothing, if the deadline overflows. It is safe for
-// concurrent use.
+// A ttl <= 0 deletes the key (and reports true if it existed). It reports
+// KindExpire, or KindDel when it deletes. It returns ErrInvalidTTL, changing
+// nothing, if the deadline overflows. It is safe for concurrent use.
 func (e *Engine) PExpire(key string, ttl time.Duration) (bool, error) {
 	return e.PExpireCond(key, ttl, ExpireAlways)
 }
@@ -23,6 +23,7 @@ func (e *Engine) PExpire(key string, ttl time.Duration) (bool, error) {
 // with a TTL, GT only if the new deadline is later (a key without a TTL
 // counts as infinite, so GT fails), LT only if it is earlier (a key without
 // a TTL accepts it). A new deadline at or before now deletes the key (true).
+// It reports KindExpire, or KindDel when it deletes, as PExpire does.
 // It returns ErrSyntax for an unknown cond and ErrInvalidTTL if the deadline
 // overflows, changing nothing. It is safe for concurrent use.
 func (e *Engine) PExpireCond(key string, ttl time.Duration, cond ExpireCond) (bool, error) {
@@ -31,7 +32,7 @@ func (e *Engine) PExpireCond(key string, ttl time.Duration, cond ExpireCond) (bo
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	ok, err := e.pexpireLocked(s, h, key, ttl, cond, &c)
@@ -39,7 +40,7 @@ func (e *Engine) PExpireCond(key string, ttl time.Duration, cond ExpireCond) (bo
 	return ok, err
 }
 
-func (e *Engine) pexpireLocked(s *shardT, h uint64, key string, ttl time.Duration, cond ExpireCond, c *opClock) (bool, error) {
+func (e *Engine) pexpireLocked(s *shardT, h uint64, key string, ttl time.Duration, cond ExpireCond, c *opState) (bool, error) {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return false, ErrInvalidTTL
@@ -49,8 +50,9 @@ func (e *Engine) pexpireLocked(s *shardT, h uint64, key string, ttl time.Duratio
 
 // PExpireAt sets key's deadline to at, as Redis PEXPIREAT, and reports
 // whether key existed. A time at or before now deletes the key (true). It
-// returns ErrInvalidTTL, changing nothing, for a time after year 2262, the
-// end of the engine's time range. It is safe for concurrent use.
+// reports KindExpire, or KindDel when it deletes. It returns ErrInvalidTTL,
+// changing nothing, for a time after year 2262, the end of the engine's
+// time range. It is safe for concurrent use.
 func (e *Engine) PExpireAt(key string, at time.Time) (bool, error) {
 	return e.PExpireAtCond(key, at, ExpireAlways)
 }
@@ -70,7 +72,7 @@ func (e *Engine) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool,
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	done := e.expireLocked(s, h, key, exp, cond, &c)
@@ -79,7 +81,7 @@ func (e *Engine) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool,
 }
 
 // expireLocked applies a new deadline exp to key under cond.
-func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond ExpireCond, c *opClock) bool {
+func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond ExpireCond, c *opState) bool {
 	var p shard.Probe
 	if !e.liveLocked(s, h, key, &p, false, c) {
 		return false
@@ -104,10 +106,11 @@ func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond E
 		}
 	}
 	if exp <= e.at(c) {
-		e.removeLocked(s, p.Hd, p.Pos)
+		e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
 		return true
 	}
 	e.retimeLocked(s, &p, exp)
+	e.eventLocked(s, key, KindExpire, c)
 	return true
 }
 
@@ -129,7 +132,7 @@ func (e *Engine) PTTL(key string) (ttl time.Duration, ok bool) {
 func (e *Engine) GetPTTL(key string) (value string, ttl time.Duration, ok bool) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	var p shard.Probe
 	st, v := e.peek(s, h, key, &c, false, &p)
@@ -147,14 +150,14 @@ func (e *Engine) GetPTTL(key string) (value string, ttl time.Duration, ok bool) 
 
 // remaining is the TTL of a live key with deadline exp at the operation's
 // time.
-func (e *Engine) remaining(exp int64, c *opClock) time.Duration {
+func (e *Engine) remaining(exp int64, c *opState) time.Duration {
 	if exp == noDeadline {
 		return NoExpiry
 	}
 	return time.Duration(exp - e.at(c))
 }
 
-func (e *Engine) getPTTLLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opClock) (string, time.Duration, bool) {
+func (e *Engine) getPTTLLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opState) (string, time.Duration, bool) {
 	if !e.liveLocked(s, h, key, p, known, c) {
 		return "", 0, false
 	}
@@ -167,7 +170,7 @@ func (e *Engine) getPTTLLocked(s *shardT, h uint64, key string, p *shard.Probe, 
 func (e *Engine) ExpireTime(key string) (at time.Time, ok bool) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	var p shard.Probe
 	st, v := e.peek(s, h, key, &c, false, &p)
@@ -188,18 +191,18 @@ func expireTime(exp int64, live bool) (time.Time, bool) {
 	return time.Unix(0, exp), true
 }
 
-func (e *Engine) expireTimeLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opClock) (time.Time, bool) {
+func (e *Engine) expireTimeLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opState) (time.Time, bool) {
 	held := e.liveLocked(s, h, key, p, known, c)
 	return expireTime(p.Exp, held)
 }
 
 // Persist removes key's TTL, as Redis PERSIST, and reports whether it did:
-// false if key is absent, expired or has no TTL. It is safe for concurrent
-// use.
+// false if key is absent, expired or has no TTL. It reports KindPersist when
+// it removes one. It is safe for concurrent use.
 func (e *Engine) Persist(key string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	ok := e.persistLocked(s, h, key, &c)
@@ -207,11 +210,12 @@ func (e *Engine) Persist(key string) bool {
 	return ok
 }
 
-func (e *Engine) persistLocked(s *shardT, h uint64, key string, c *opClock) bool {
+func (e *Engine) persistLocked(s *shardT, h uint64, key string, c *opState) bool {
 	var p shard.Probe
 	if !e.liveLocked(s, h, key, &p, false, c) || p.Exp == noDeadline {
 		return false
 	}
 	e.retimeLocked(s, &p, noDeadline)
+	e.eventLocked(s, key, KindPersist, c)
 	return true
 }

@@ -99,7 +99,13 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			*ent = shard.Entry{Key: "k", Value: "v", Exp: ent.Exp} // in the wheel, not the index
 		}},
 		{"StaleWatcher", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
-			s.Aux.watchers = map[string][]*watcher{"k": {{done: true}}}
+			observe(s).watchers = map[string][]*watcher{"k": {{done: true}}}
+		}},
+		{"IdleObservers", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
+			observe(s) // kept with no watcher and no listener: every change pays for it
+		}},
+		{"StrayFeed", func(e *Engine, s *shardT, hd shard.Handle, ent *shard.Entry) {
+			observe(s).feed = &feed{} // a shard delivering where the engine has no listener
 		}},
 	}
 	for _, tt := range tests {

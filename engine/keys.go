@@ -20,7 +20,7 @@ func (e *Engine) Del(keys ...string) int {
 	case 1:
 		h := e.m.Hash(keys[0])
 		s, _ := e.m.Shard(h)
-		var c opClock
+		var c opState
 		e.begin(&c)
 		s.Lock()
 		ok := e.delLocked(s, h, keys[0], &c)
@@ -35,11 +35,11 @@ func (e *Engine) Del(keys ...string) int {
 	return deleted
 }
 
-func (e *Engine) delLocked(s *shardT, h uint64, key string, c *opClock) bool {
+func (e *Engine) delLocked(s *shardT, h uint64, key string, c *opState) bool {
 	var p shard.Probe
 	held := e.liveLocked(s, h, key, &p, false, c)
 	if held {
-		e.removeLocked(s, p.Hd, p.Pos)
+		e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
 	}
 	return held
 }
@@ -49,7 +49,7 @@ func (e *Engine) delLocked(s *shardT, h uint64, key string, c *opClock) bool {
 func (e *Engine) Exists(key string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	var p shard.Probe
 	st, v := e.peek(s, h, key, &c, false, &p)
@@ -104,7 +104,7 @@ func (e *Engine) Scan(cursor uint64, fn func(key string)) (next uint64) {
 // liveKeys appends the live keys of shard i to buf, deleting expired ones.
 func (e *Engine) liveKeys(i int, buf []string) []string {
 	s := e.m.ShardAt(i)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	buf = e.appendLiveLocked(s, buf, &c)
@@ -116,7 +116,7 @@ func (e *Engine) liveKeys(i int, buf []string) []string {
 // expired keys it meets, as a read of each would (their watchers fire). It
 // reads the clock only if a key has a deadline. The deletes wait until the
 // ranging is over, because the table must not change under it.
-func (e *Engine) appendLiveLocked(s *shardT, buf []string, c *opClock) []string {
+func (e *Engine) appendLiveLocked(s *shardT, buf []string, c *opState) []string {
 	var expired []string
 	s.RangeLocked(func(_ shard.Handle, ent *shard.Entry) bool {
 		if ent.Exp == noDeadline || ent.Exp >= e.at(c) {
@@ -134,13 +134,27 @@ func (e *Engine) appendLiveLocked(s *shardT, buf []string, c *opClock) []string 
 }
 
 // Flush deletes every key, as Redis FLUSHDB, atomically: it locks every
-// shard. Watchers of deleted keys fire. Fencing counters are kept, so fences
-// still grow across a Flush. It is safe for concurrent use.
+// shard. Watchers of deleted keys fire; listeners receive one KindFlush
+// event. Fencing counters are kept, so fences still grow across a Flush. It
+// is safe for concurrent use.
 func (e *Engine) Flush() { e.Update(nil, (*Tx).Flush) }
 
 // flushLocked deletes every key of s, waking the watchers of those held.
-func (e *Engine) flushLocked(s *shardT) {
-	for key := range s.Aux.watchers {
+// With each set (a flush of some shards only, which one KindFlush would
+// overstate) it reports every key to listeners instead: KindDel for a live
+// key, KindExpired for an expired one.
+func (e *Engine) flushLocked(s *shardT, each bool, c *opState) {
+	if each && s.Aux.obs.listened() {
+		s.RangeLocked(func(_ shard.Handle, ent *shard.Entry) bool {
+			if ent.Exp != noDeadline && ent.Exp < e.at(c) {
+				e.eventLocked(s, ent.Key, KindExpired, nil)
+			} else {
+				e.eventLocked(s, ent.Key, KindDel, c)
+			}
+			return true
+		})
+	}
+	for key := range s.Aux.obs.watched() {
 		if _, _, ok := s.FindLocked(e.m.Hash(key), key); ok {
 			e.notifyLocked(s, key)
 		}

@@ -6,7 +6,11 @@ package engine_test
 // time it read inside its critical section, and porcupine searches for a
 // sequential order, consistent with real time, in which a single-key
 // Redis model with expiry explains every result and in which the engine's
-// clock never runs backwards.
+// clock never runs backwards. With the change feed recorded, each
+// operation also reports the events it caused, each numbered in its key's
+// order of delivery, and the order must also number every operation's
+// events consecutively, in the order of the operations: a key's events
+// are delivered in the linearization order of its operations.
 
 import (
 	"bytes"
@@ -82,8 +86,20 @@ type linInput struct {
 	ttl  time.Duration
 }
 
+// linEvent is one change-feed event an operation caused: its kind and its
+// number in its key's order of delivery (counting the workers' events
+// only, not the reaper's).
+type linEvent struct {
+	kind engine.Kind
+	seq  int64
+}
+
 // linOutput is a result plus the clock reading the operation reported.
 type linOutput struct {
+	// events are the change-feed events the operation caused, when feed
+	// is set (the round recorded the feed).
+	events []linEvent
+	feed   bool
 	val    string
 	ok     bool
 	failed bool // an error was returned (only ErrInvalidTTL is possible here)
@@ -102,6 +118,9 @@ type linState struct {
 	hasTTL   bool
 	deadline int64
 	last     int64
+	// seq is how many events the key's operations have caused so far:
+	// the next operation's events must be numbered from seq+1.
+	seq int64
 }
 
 // linStep is the sequential specification of one key.
@@ -118,7 +137,7 @@ func linStep(state, input, output any) (bool, any) {
 	if in.ttl <= 0 {
 		switch in.kind {
 		case linSetPX, linSetNXPX, linCompareAndPExpire:
-			return out.failed, s // ErrInvalidTTL, nothing changes
+			return out.failed && len(out.events) == 0, s // ErrInvalidTTL, nothing changes
 		}
 	} else if !out.hasNow && !out.failed {
 		switch {
@@ -148,22 +167,95 @@ func linStep(state, input, output any) (bool, any) {
 }
 
 // linDecide applies in to s given whether the key is alive at s.last; it
+// reports whether out is the right result, and its events (when recorded)
+// the right events in the right place.
+func linDecide(s linState, in linInput, out linOutput, alive bool) (bool, linState) {
+	ok, next := linResult(s, in, out, alive)
+	if !ok || !out.feed {
+		return ok, next
+	}
+	evs := out.events
+	for i, ev := range evs {
+		if ev.seq != s.seq+int64(i)+1 {
+			return false, s // another operation's events came between, or before
+		}
+	}
+	reclaimed := len(evs) > 0 && evs[0].kind == engine.KindExpired
+	if reclaimed {
+		// The operation found the key expired and deleted it (unless the
+		// reaper did first): only a key held past its deadline allows it.
+		if !s.exists || alive {
+			return false, s
+		}
+		evs = evs[1:]
+		if next == s {
+			next = linState{last: s.last}
+		}
+	}
+	want := linWantEvents(in, out, alive)
+	if len(evs) != len(want) {
+		return false, s
+	}
+	for i, ev := range evs {
+		if ev.kind != want[i] {
+			return false, s
+		}
+	}
+	next.seq = s.seq + int64(len(out.events))
+	return true, next
+}
+
+// linWantEvents returns the events an operation with result out reports,
+// after the reclamation of an expired key: Redis's keyspace events.
+func linWantEvents(in linInput, out linOutput, alive bool) []engine.Kind {
+	write := []engine.Kind{engine.KindSet}
+	if !alive {
+		write = []engine.Kind{engine.KindNew, engine.KindSet}
+	}
+	switch {
+	case out.failed:
+		return nil
+	case in.kind == linSet, in.kind == linGetSet:
+		return write
+	case in.kind == linSetPX:
+		return append(write, engine.KindExpire)
+	case !out.ok && out.n == 0:
+		return nil
+	case in.kind == linSetNX:
+		return write
+	case in.kind == linSetNXPX:
+		return append(write, engine.KindExpire)
+	case in.kind == linCompareAndDelete, in.kind == linDel:
+		return []engine.Kind{engine.KindDel}
+	case in.kind == linCompareAndPExpire:
+		return []engine.Kind{engine.KindExpire}
+	case in.kind == linPExpire && in.ttl <= 0:
+		return []engine.Kind{engine.KindDel}
+	case in.kind == linPExpire:
+		return []engine.Kind{engine.KindExpire}
+	case in.kind == linPersist:
+		return []engine.Kind{engine.KindPersist}
+	}
+	return nil // reads
+}
+
+// linResult applies in to s given whether the key is alive at s.last; it
 // reports whether out is the right result. An operation that does not write
 // leaves s as it is (an expired entry stays expired as time only advances).
-func linDecide(s linState, in linInput, out linOutput, alive bool) (bool, linState) {
+func linResult(s linState, in linInput, out linOutput, alive bool) (bool, linState) {
 	now := s.last
 	val := s.val
 	if !alive {
 		val = ""
 	}
 	put := func(v string, ttl time.Duration) linState {
-		n := linState{exists: true, val: v, last: s.last}
+		n := linState{exists: true, val: v, last: s.last, seq: s.seq}
 		if ttl > 0 {
 			n.hasTTL, n.deadline = true, now+int64(ttl)
 		}
 		return n
 	}
-	gone := linState{last: s.last}
+	gone := linState{last: s.last, seq: s.seq}
 	switch in.kind {
 	case linGet:
 		return out.ok == alive && out.val == val, s
@@ -261,6 +353,9 @@ var linModel = porcupine.Model{
 		if out.hasNow {
 			at = "t=" + time.Unix(0, out.now).UTC().Format("15:04:05.000000000")
 		}
+		for _, ev := range out.events {
+			at += fmt.Sprintf(" %s#%d", ev.kind, ev.seq)
+		}
 		var res string
 		switch in.kind {
 		case linGet, linGetSet:
@@ -304,11 +399,13 @@ func goid() int64 {
 	return -1
 }
 
-// clockSlot records the clock reads of one worker's current operation; only
-// that worker's goroutine writes or reads it.
+// clockSlot records the clock reads of one worker's current operation, and
+// the change-feed events it caused; only that worker's goroutine writes or
+// reads it (the engine calls listeners on the goroutine of the change).
 type clockSlot struct {
-	now   int64
-	reads int
+	now    int64
+	reads  int
+	events []linEvent
 }
 
 type linConfig struct {
@@ -325,6 +422,9 @@ type linConfig struct {
 	// and compacts (renumbering entries) under the recorded operations,
 	// and its groups fill with colliding keys.
 	churn int
+	// feed records the change feed: each operation's events, numbered in
+	// their key's order of delivery.
+	feed bool
 }
 
 // linRound runs one concurrent round and returns the recorded history.
@@ -364,6 +464,25 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 			s.reads++
 		}
 	})
+	if cfg.feed {
+		var seqMu sync.Mutex
+		seqs := map[string]int64{}
+		defer e.Listen(func(ev engine.Event) {
+			m := published.Load()
+			if m == nil {
+				return
+			}
+			slot, ok := (*m)[goid()]
+			if !ok {
+				return // the reaper, Reap or a churn goroutine
+			}
+			seqMu.Lock()
+			seqs[ev.Key]++
+			n := seqs[ev.Key]
+			seqMu.Unlock()
+			slot.events = append(slot.events, linEvent{ev.Kind, n})
+		})()
+	}
 	var mu sync.Mutex
 	var registered, done sync.WaitGroup
 	start := make(chan struct{})
@@ -409,6 +528,7 @@ func linRound(t *testing.T, cfg linConfig, seed uint64) []porcupine.Operation {
 				out := linApply(sut, in)
 				ret := stamp()
 				out.now, out.hasNow, out.reads = slot.now, slot.reads > 0, slot.reads
+				out.events, out.feed = slot.events, cfg.feed
 				if isWrite(in.kind) {
 					mine = append(mine, in.val)
 				}
@@ -625,27 +745,52 @@ func TestLinearizable(t *testing.T) {
 	}
 }
 
-// TestLinearizableUnderResize runs the single-key check on one shard while
-// other goroutines grow, rehash and compact it: lock-free reads and locked
-// writes of the recorded keys must stay linearizable while the index and
-// the entry store are rebuilt under them.
-func TestLinearizableUnderResize(t *testing.T) {
-	cfg := linDefault
-	cfg.shards, cfg.churn = 1, 2
-	cfg.keys = []string{"k0", "k1", "k2", "k3", "k4", "k5"}
-	rounds := 3
+// checkLinRounds runs rounds concurrent rounds of cfg (fewer with -short)
+// and requires porcupine to find each linearizable under linModel. It
+// returns how many change-feed events the operations caused.
+func checkLinRounds(t *testing.T, cfg linConfig, rounds int, what string) (events int) {
+	t.Helper()
 	if testing.Short() {
-		rounds = 1
+		rounds = (rounds + 1) / 2
 	}
 	for r := range rounds {
 		seed := uint64(time.Now().UnixNano())
 		history := linRound(t, cfg, seed)
+		n := 0
+		for _, op := range history {
+			n += len(op.Output.(linOutput).events)
+		}
 		res, path, expiries := checkHistory(t, linModel, history)
 		if res != porcupine.Ok {
 			t.Fatalf("round %d (seed %d): porcupine = %s, want Ok; visualization: %s", r, seed, res, path)
 		}
-		t.Logf("round %d (seed %d): %d ops under resizes, %d met an expired key: linearizable", r, seed, len(history), expiries)
+		t.Logf("round %d (seed %d): %d ops %s, %d events, %d met an expired key: linearizable", r, seed, len(history), what, n, expiries)
+		events += n
 	}
+	return events
+}
+
+// TestLinearizableFeed checks, with porcupine, that the change feed
+// delivers each key's events in the linearization order of its
+// operations, each operation's events together and named as Redis names
+// them, with the clock moving and the reaper reclaiming.
+func TestLinearizableFeed(t *testing.T) {
+	cfg := linDefault
+	cfg.feed = true
+	if n := checkLinRounds(t, cfg, 4, "with the feed"); n < 100 {
+		t.Fatalf("the operations caused %d events, want >= 100: is the feed recorded?", n)
+	}
+}
+
+// TestLinearizableUnderResize runs the single-key check on one shard while
+// other goroutines grow, rehash and compact it: lock-free reads and locked
+// writes of the recorded keys, and their events, must stay linearizable
+// while the index and the entry store are rebuilt under them.
+func TestLinearizableUnderResize(t *testing.T) {
+	cfg := linDefault
+	cfg.shards, cfg.churn, cfg.feed = 1, 2, true
+	cfg.keys = []string{"k0", "k1", "k2", "k3", "k4", "k5"}
+	checkLinRounds(t, cfg, 3, "under resizes")
 }
 
 // TestLinearizabilityModelRejects checks the step function itself on

@@ -2,7 +2,9 @@ package engine_test
 
 // Model-based checking: every engine method is driven with random operations
 // and compared, step by step, with a plain reference model written from
-// Redis's documented rules (not from the implementation). The same op
+// Redis's documented rules (not from the implementation): results, Watch,
+// and the events the change feed reports, which the model derives from
+// Redis's keyspace events for each command. The same op
 // representation, model and comparison run under rapid (TestModel) and under
 // go test -fuzz (FuzzOps in fuzz_test.go).
 
@@ -11,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,6 +80,11 @@ type entry struct {
 // may still hold, and the live entries are a lower bound.
 type model struct {
 	keys map[string]entry
+	// ev is the change feed's events the current step must report, in
+	// order, and prior the entries the step changed as they were before
+	// it (see harness.checkFeed).
+	ev    []engine.Event
+	prior map[string]priorEntry
 	// fences is the last fencing token SetNXPXFenced returned per key: the
 	// next one must be larger, whatever happened to the key meanwhile.
 	fences map[string]int64
@@ -88,14 +96,82 @@ func newModel() *model {
 	return &model{keys: map[string]entry{}, gone: map[string]string{}, fences: map[string]int64{}}
 }
 
+// priorEntry is a key's entry before the current step changed it.
+type priorEntry struct {
+	e    entry
+	held bool
+}
+
 func (m *model) put(key string, e entry) {
+	m.remember(key)
 	m.keys[key] = e
 	delete(m.gone, key)
 }
 
 func (m *model) remove(key, why string) {
+	m.remember(key)
 	delete(m.keys, key)
 	m.gone[key] = why
+}
+
+// remember records key's entry before the step's first change of it.
+func (m *model) remember(key string) {
+	if m.prior == nil {
+		m.prior = map[string]priorEntry{}
+	}
+	if _, ok := m.prior[key]; !ok {
+		e, held := m.keys[key]
+		m.prior[key] = priorEntry{e, held}
+	}
+}
+
+// beginStep starts a step: no events expected, nothing changed yet.
+func (m *model) beginStep() {
+	m.ev = nil
+	clear(m.prior)
+}
+
+// before returns key's entry as it was when the step began.
+func (m *model) before(key string) (entry, bool) {
+	if p, ok := m.prior[key]; ok {
+		return p.e, p.held
+	}
+	e, ok := m.keys[key]
+	return e, ok
+}
+
+// emit records an event the current step must report.
+func (m *model) emit(kind engine.Kind, key string) {
+	m.ev = append(m.ev, engine.Event{Key: key, Kind: kind})
+}
+
+// reclaim is the lookup of an operation that deletes key if it finds it
+// expired, as the engine does on every access: the model then expects
+// KindExpired before the operation's own events.
+func (m *model) reclaim(key string, now int64) {
+	if e, ok := m.keys[key]; ok && e.hasTTL && now > e.deadline {
+		m.emit(engine.KindExpired, key)
+		m.remove(key, "expired and reclaimed on access")
+	}
+}
+
+// expiredHeld returns the keys the model holds whose deadline passed at now:
+// those the engine may reclaim at any moment, reporting KindExpired.
+func (m *model) expiredHeld(now int64) map[string]bool {
+	held := map[string]bool{}
+	for k, e := range m.keys {
+		if e.hasTTL && now > e.deadline {
+			held[k] = true
+		}
+	}
+	return held
+}
+
+// created emits KindNew if key is not alive (it is being created).
+func (m *model) created(key string, now int64) {
+	if _, ok := m.alive(key, now); !ok {
+		m.emit(engine.KindNew, key)
+	}
 }
 
 // alive returns key's entry if it exists at now: a key with deadline D is
@@ -136,21 +212,33 @@ func (m *model) get(key string, now int64) (string, bool) {
 	return e.val, ok
 }
 
-func (m *model) set(key, val string) { m.put(key, entry{val: val}) }
+func (m *model) set(key, val string, now int64) {
+	m.reclaim(key, now)
+	m.created(key, now)
+	m.emit(engine.KindSet, key)
+	m.put(key, entry{val: val})
+}
 
 func (m *model) setPX(key, val string, ttl time.Duration, now int64) error {
 	d, ok := deadlineAfter(now, ttl)
 	if ttl <= 0 || !ok {
 		return engine.ErrInvalidTTL
 	}
+	m.reclaim(key, now)
+	m.created(key, now)
+	m.emit(engine.KindSet, key)
+	m.emit(engine.KindExpire, key)
 	m.put(key, entry{val: val, hasTTL: true, deadline: d})
 	return nil
 }
 
 func (m *model) setNX(key, val string, now int64) bool {
+	m.reclaim(key, now)
 	if _, ok := m.alive(key, now); ok {
 		return false
 	}
+	m.emit(engine.KindNew, key)
+	m.emit(engine.KindSet, key)
 	m.put(key, entry{val: val})
 	return true
 }
@@ -160,9 +248,13 @@ func (m *model) setNXPX(key, val string, ttl time.Duration, now int64) (bool, er
 	if ttl <= 0 || !ok { // checked before the condition, as Redis
 		return false, engine.ErrInvalidTTL
 	}
+	m.reclaim(key, now)
 	if _, ok := m.alive(key, now); ok {
 		return false, nil
 	}
+	m.emit(engine.KindNew, key)
+	m.emit(engine.KindSet, key)
+	m.emit(engine.KindExpire, key)
 	m.put(key, entry{val: val, hasTTL: true, deadline: d})
 	return true, nil
 }
@@ -194,6 +286,7 @@ func (m *model) setWith(key, val string, a engine.SetArgs, now int64) (engine.Se
 		}
 		d = a.At.UnixNano()
 	}
+	m.reclaim(key, now)
 	cur, found := m.alive(key, now)
 	res := engine.SetResult{Old: cur.val, HadOld: found}
 	var write bool
@@ -219,39 +312,66 @@ func (m *model) setWith(key, val string, a engine.SetArgs, now int64) (engine.Se
 	case a.TTL > 0 || hasAt:
 		e.hasTTL, e.deadline = true, d
 	}
-	m.put(key, e) // a deadline in the past is stored: held but invisible
 	res.Written = true
+	if !found {
+		m.emit(engine.KindNew, key)
+	}
+	m.emit(engine.KindSet, key)
+	if a.TTL > 0 || hasAt {
+		m.emit(engine.KindExpire, key)
+	}
+	if hasAt && d < now {
+		// A deadline already passed: Redis stores the key and reclaims it
+		// at its next access; the engine reclaims it at once.
+		m.emit(engine.KindExpired, key)
+		m.remove(key, "expired at once: written with a deadline in the past")
+		return res, nil
+	}
+	m.put(key, e)
 	return res, nil
 }
 
 func (m *model) getSet(key, val string, now int64) (string, bool) {
+	m.reclaim(key, now)
 	old, ok := m.alive(key, now)
+	m.created(key, now)
+	m.emit(engine.KindSet, key)
 	m.put(key, entry{val: val})
 	return old.val, ok
 }
 
 func (m *model) getDel(key string, now int64) (string, bool) {
+	m.reclaim(key, now)
 	e, ok := m.alive(key, now)
 	if ok {
+		m.emit(engine.KindDel, key)
 		m.remove(key, "deleted")
 	}
 	return e.val, ok
 }
 
 func (m *model) compareAndDelete(key, val string, now int64) bool {
+	if e, held := m.keys[key]; held && e.val == val {
+		// A match is decided under the lock, which reclaims an expired
+		// key; another value may fail without looking at the deadline.
+		m.reclaim(key, now)
+	}
 	e, ok := m.alive(key, now)
 	if !ok || e.val != val {
 		return false
 	}
+	m.emit(engine.KindDel, key)
 	m.remove(key, "deleted")
 	return true
 }
 
 func (m *model) compareAndSwap(key, old, val string, now int64) bool {
+	m.reclaim(key, now)
 	e, ok := m.alive(key, now)
 	if !ok || e.val != old {
 		return false
 	}
+	m.emit(engine.KindSet, key)
 	e.val = val
 	m.put(key, e)
 	return true
@@ -262,10 +382,12 @@ func (m *model) compareAndPExpire(key, val string, ttl time.Duration, now int64)
 	if ttl <= 0 || !ok {
 		return false, engine.ErrInvalidTTL
 	}
+	m.reclaim(key, now)
 	e, ok := m.alive(key, now)
 	if !ok || e.val != val {
 		return false, nil
 	}
+	m.emit(engine.KindExpire, key)
 	e.hasTTL, e.deadline = true, d
 	m.put(key, e)
 	return true, nil
@@ -274,7 +396,9 @@ func (m *model) compareAndPExpire(key, val string, ttl time.Duration, now int64)
 func (m *model) del(keys []string, now int64) int {
 	n := 0
 	for _, k := range keys {
+		m.reclaim(k, now)
 		if _, ok := m.alive(k, now); ok {
+			m.emit(engine.KindDel, k)
 			m.remove(k, "deleted")
 			n++
 		}
@@ -283,12 +407,15 @@ func (m *model) del(keys []string, now int64) int {
 }
 
 // expireAt applies a new deadline to a live key: a deadline at or before now
-// deletes the key at once (Redis checkAlreadyExpired: when <= now).
+// deletes the key at once (Redis checkAlreadyExpired: when <= now), which
+// Redis reports as a delete.
 func (m *model) expireAt(key string, e entry, d, now int64) {
 	if d <= now {
+		m.emit(engine.KindDel, key)
 		m.remove(key, "expired at once: an expire command set deadline <= now")
 		return
 	}
+	m.emit(engine.KindExpire, key)
 	e.hasTTL, e.deadline = true, d
 	m.put(key, e)
 }
@@ -305,6 +432,7 @@ func (m *model) pexpireCond(key string, ttl time.Duration, c engine.ExpireCond, 
 	if !ok { // Redis checks overflow before looking the key up
 		return false, engine.ErrInvalidTTL
 	}
+	m.reclaim(key, now)
 	e, ok := m.alive(key, now)
 	if !ok {
 		return false, nil
@@ -333,6 +461,7 @@ func (m *model) pexpireAt(key string, at time.Time, now int64) (bool, error) {
 	if at.After(lastUnixNano) {
 		return false, engine.ErrInvalidTTL // beyond int64 ns: changes nothing
 	}
+	m.reclaim(key, now)
 	e, ok := m.alive(key, now)
 	if !ok {
 		return false, nil
@@ -354,16 +483,19 @@ func (m *model) pttl(key string, now int64) (time.Duration, bool) {
 }
 
 func (m *model) persist(key string, now int64) bool {
+	m.reclaim(key, now)
 	e, ok := m.alive(key, now)
 	if !ok || !e.hasTTL {
 		return false
 	}
+	m.emit(engine.KindPersist, key)
 	e.hasTTL, e.deadline = false, 0
 	m.put(key, e)
 	return true
 }
 
 func (m *model) incrBy(key string, n int64, now int64) (int64, error) {
+	m.reclaim(key, now)
 	e, ok := m.alive(key, now)
 	var cur int64
 	if ok {
@@ -377,6 +509,10 @@ func (m *model) incrBy(key string, n int64, now int64) (int64, error) {
 	if (n > 0 && cur > math.MaxInt64-n) || (n < 0 && cur < math.MinInt64-n) {
 		return 0, engine.ErrOverflow
 	}
+	if !ok {
+		m.emit(engine.KindNew, key)
+	}
+	m.emit(engine.KindIncrBy, key)
 	e.val = strconv.FormatInt(cur+n, 10)
 	m.put(key, e)
 	return cur + n, nil
@@ -407,6 +543,7 @@ func (m *model) reap(now int64) int {
 	n := 0
 	for k := range m.keys {
 		if _, ok := m.alive(k, now); !ok {
+			m.emit(engine.KindExpired, k)
 			m.remove(k, "expired and reaped")
 			n++
 		}
@@ -679,6 +816,8 @@ type harness struct {
 	eng  *engine.Engine // the engine under sut, for engine.Verify
 	clk  *clock.Mock
 	m    *model
+	// rec receives the engine's change feed.
+	rec *recorder
 	// watches holds one pending Watch per alphabet key, renewed after it
 	// fires: a watch must fire exactly when the model saw the key change.
 	watches map[string]*watchState
@@ -742,8 +881,86 @@ func (h *harness) exec(t tester, o op) {
 	h.check(t)
 }
 
-// apply runs o on both sides and fails t on the first difference.
+// apply runs o on both sides and fails t on the first difference, in its
+// results or in the events the change feed reported.
 func (h *harness) apply(t tester, o op) {
+	t.Helper()
+	h.drainIdle(t, "before "+o.GoString())
+	h.m.beginStep()
+	h.applyOp(t, o)
+	h.checkFeed(t, o.GoString())
+}
+
+// drainIdle takes the events reported since the last step, when no
+// operation ran: only the reaper can have made them, or the reads of
+// check, so each must be the reclamation of a key the model holds
+// expired. The model forgets those keys.
+func (h *harness) drainIdle(t tester, when string) {
+	t.Helper()
+	now := h.now()
+	held := h.m.expiredHeld(now)
+	for _, ev := range h.rec.takeEvents() {
+		if ev.Kind != engine.KindExpired || !held[ev.Key] {
+			t.Fatalf("%s: change feed reported %q %q, which no operation made (now %s)", when, ev.Kind, ev.Key, fmtNow(now))
+		}
+		delete(held, ev.Key)
+		h.m.remove(ev.Key, "expired and reclaimed")
+	}
+}
+
+// checkFeed compares the events the change feed reported during the step
+// (call) with those the model expects (h.m.ev). Events other than
+// KindExpired must be the model's, in the model's order. Per key, the
+// events must be the model's, except that a key the model held expired
+// may be reclaimed (KindExpired first) by the concurrent reaper, or by a
+// lookup the model does not count on, when the model expects no
+// reclamation by the step itself.
+func (h *harness) checkFeed(t tester, call string) {
+	t.Helper()
+	now := h.now()
+	got, want := h.rec.takeEvents(), h.m.ev
+	notExpired := func(evs []engine.Event) []engine.Event {
+		return slices.DeleteFunc(slices.Clone(evs), func(ev engine.Event) bool { return ev.Kind == engine.KindExpired })
+	}
+	fail := func(what string) {
+		t.Helper()
+		t.Fatalf("%s: change feed reported %q, want %q: %s (now %s)", call, eventStrings(got), eventStrings(want), what, fmtNow(now))
+	}
+	if !slices.Equal(notExpired(got), notExpired(want)) {
+		fail("wrong events")
+	}
+	byKey := func(evs []engine.Event) map[string][]engine.Event {
+		m := map[string][]engine.Event{}
+		for _, ev := range evs {
+			m[ev.Key] = append(m[ev.Key], ev)
+		}
+		return m
+	}
+	gotBy, wantBy := byKey(got), byKey(want)
+	for k, g := range gotBy {
+		w := wantBy[k]
+		if slices.Equal(g, w) {
+			continue
+		}
+		e, held := h.m.before(k)
+		mayExpire := held && e.hasTTL && now > e.deadline
+		if mayExpire && g[0].Kind == engine.KindExpired && slices.Equal(g[1:], w) && (len(w) == 0 || w[0].Kind != engine.KindExpired) {
+			if cur, ok := h.m.keys[k]; ok && cur == e {
+				h.m.remove(k, "expired and reclaimed")
+			}
+			continue
+		}
+		fail(fmt.Sprintf("events of key %q out of order, missing or extra", k))
+	}
+	for k := range wantBy {
+		if _, ok := gotBy[k]; !ok {
+			fail(fmt.Sprintf("no event for key %q", k))
+		}
+	}
+}
+
+// applyOp runs o on both sides and fails t on the first difference.
+func (h *harness) applyOp(t tester, o op) {
 	t.Helper()
 	now := h.now()
 	if o.matchCur {
@@ -764,12 +981,13 @@ func (h *harness) apply(t tester, o op) {
 	case opGet:
 		got, gok := h.sut.Get(o.key)
 		want, wok := h.m.get(o.key, now)
+		h.m.reclaim(o.key, now)
 		if got != want || gok != wok {
 			mismatch(pair(got, gok), pair(want, wok))
 		}
 	case opSet:
 		h.sut.Set(o.key, o.val)
-		h.m.set(o.key, o.val)
+		h.m.set(o.key, o.val, now)
 		h.changed(o.key, call)
 	case opSetPX:
 		got := h.sut.SetPX(o.key, o.val, o.ttl)
@@ -864,6 +1082,7 @@ func (h *harness) apply(t tester, o op) {
 	case opExists:
 		got := h.sut.Exists(o.key)
 		_, want := h.m.alive(o.key, now)
+		h.m.reclaim(o.key, now)
 		if got != want {
 			mismatch(got, want)
 		}
@@ -897,6 +1116,7 @@ func (h *harness) apply(t tester, o op) {
 	case opPTTL:
 		got, gok := h.sut.PTTL(o.key)
 		want, wok := h.m.pttl(o.key, now)
+		h.m.reclaim(o.key, now)
 		if gok != wok || (wok && got != want) {
 			mismatch(pair(got, gok), pair(want, wok))
 		}
@@ -955,6 +1175,7 @@ func (h *harness) apply(t tester, o op) {
 	case opExpireTime:
 		got, gok := h.sut.ExpireTime(o.key)
 		e, wok := h.m.alive(o.key, now)
+		h.m.reclaim(o.key, now)
 		var want time.Time
 		if wok && e.hasTTL {
 			want = time.Unix(0, e.deadline)
@@ -974,6 +1195,7 @@ func (h *harness) apply(t tester, o op) {
 		for k := range h.m.keys {
 			h.m.remove(k, "flushed")
 		}
+		h.m.emit(engine.KindFlush, "")
 		if n := h.sut.Len(); n != 0 {
 			t.Fatalf("Len() after Flush() = %d, want 0", n)
 		}
@@ -994,6 +1216,9 @@ func (h *harness) apply(t tester, o op) {
 		}
 		for k := range got {
 			t.Fatalf("Range() visited %q, which the model does not hold (now %s)", k, fmtNow(now))
+		}
+		for k := range h.m.expiredHeld(now) {
+			h.m.reclaim(k, now)
 		}
 	case opStepBack:
 		// The engine holds its time at the latest reading until the clock
@@ -1049,6 +1274,14 @@ func (h *harness) check(t tester) {
 		}
 		if got := h.sut.Exists(k); got != wok {
 			t.Fatalf("Exists(%q) = %v, want %v (now %s)", k, got, wok, fmtNow(now))
+		}
+	}
+	// Every key was just read, so every expired one was reclaimed, and
+	// the change feed must have said so.
+	h.drainIdle(t, "after reading every key")
+	for _, k := range alphabet {
+		if e, ok := h.m.keys[k]; ok && e.hasTTL && now > e.deadline {
+			t.Fatalf("Get(%q) found the key expired (deadline %s) and the change feed never reported it expired (now %s)", k, fmtNow(e.deadline), fmtNow(now))
 		}
 	}
 	live, held := h.m.counts(now)
@@ -1128,8 +1361,10 @@ func newHarness(wrap func(*engine.Engine, *clock.Mock) kv) (*harness, func()) {
 	if wrap != nil {
 		sut = wrap(e, clk)
 	}
-	h := &harness{sut: sut, eng: e, clk: clk, m: newModel()}
+	h := &harness{sut: sut, eng: e, clk: clk, m: newModel(), rec: &recorder{}}
+	stopFeed := e.Listen(h.rec.listen)
 	return h, func() {
+		stopFeed()
 		h.stopWatches()
 		_ = e.Close()
 	}

@@ -151,11 +151,41 @@ func (k *keyFence) CompareAndDelete(key, value string) bool {
 	return ok
 }
 
+// quietPersist removes a TTL in a quiet section and names nothing: the key
+// changes, its watchers wake, and the change feed's listeners are never
+// told (a path that forgets to emit).
+type quietPersist struct{ *engine.Engine }
+
+func (q quietPersist) Persist(key string) bool {
+	var ok bool
+	q.Engine.Update([]string{key}, func(tx *engine.Tx) {
+		tx.Quiet(true)
+		ok = tx.Persist(key)
+	})
+	return ok
+}
+
+// misnamedIncr reports an INCRBY as a SET (the event a command built from
+// Get and Set reports if it forgets to name itself), and forgets "new".
+type misnamedIncr struct{ *engine.Engine }
+
+func (m misnamedIncr) IncrBy(key string, n int64) (v int64, err error) {
+	m.Engine.Update([]string{key}, func(tx *engine.Tx) {
+		defer tx.Quiet(tx.Quiet(true))
+		if v, err = tx.IncrBy(key, n); err == nil {
+			tx.Notify(key, engine.KindSet)
+		}
+	})
+	return v, err
+}
+
 var plantedModels = map[string]func(*engine.Engine, *clock.Mock) kv{
-	"key-fence":    func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
-	"lazy-watch":   func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
-	"stale-get":    func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
-	"eager-expiry": func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
+	"quiet-persist": func(e *engine.Engine, _ *clock.Mock) kv { return quietPersist{e} },
+	"misnamed-incr": func(e *engine.Engine, _ *clock.Mock) kv { return misnamedIncr{e} },
+	"key-fence":     func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
+	"lazy-watch":    func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
+	"stale-get":     func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
+	"eager-expiry":  func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
 }
 
 // plantedEnv selects the planted bug TestPlantedModelChild runs.
@@ -236,58 +266,103 @@ func TestPlantedModelCatchesLazyWatch(t *testing.T) {
 	assertModelCatches(t, "lazy-watch", "pending, want fired")
 }
 
+// TestPlantedModelCatchesQuietPersist: a change the change feed never
+// reports must be caught.
+func TestPlantedModelCatchesQuietPersist(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "quiet-persist", "change feed reported", `want ["persist`)
+}
+
+// TestPlantedModelCatchesMisnamedIncr: a change reported under the wrong
+// name must be caught.
+func TestPlantedModelCatchesMisnamedIncr(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "misnamed-incr", "change feed reported", "incrby")
+}
+
+// assertLinCatches runs concurrent rounds of cfg (a planted bug) until
+// porcupine reports model Illegal, which it must within a bounded number
+// of rounds, and returns the round that caught it.
+func assertLinCatches(t *testing.T, what string, cfg linConfig, model porcupine.Model) int {
+	t.Helper()
+	const maxRounds = 40
+	for r := 1; r <= maxRounds; r++ {
+		res, path, _ := checkHistory(t, model, linRound(t, cfg, uint64(r)))
+		switch res {
+		case porcupine.Illegal:
+			t.Logf("%s caught in round %d of %d (porcupine: %s)", what, r, maxRounds, res)
+			if path != "" {
+				_ = os.Remove(path) // expected failure: do not leave it behind
+			}
+			return r
+		case porcupine.Unknown:
+			t.Fatalf("round %d: porcupine timed out (Unknown), want Illegal or Ok", r)
+		}
+	}
+	t.Fatalf("%s not caught in %d rounds: the checker cannot fail", what, maxRounds)
+	return 0
+}
+
 // TestPlantedLinearizabilityCatchesRacySetNX: the split SetNX must make
 // porcupine report Illegal within a bounded number of rounds.
 func TestPlantedLinearizabilityCatchesRacySetNX(t *testing.T) {
-	cfg := linConfig{
+	assertLinCatches(t, "racy SetNX", linConfig{
 		workers: 8,
 		opsPer:  60,
 		keys:    []string{"lock"},
 		mix:     []linKind{linSetNX, linSetNX, linSetNX, linSetNX, linGet, linCompareAndDelete, linCompareAndDelete, linDel},
 		wrap:    func(e *engine.Engine) linKV { return racySetNX{e} },
+	}, linModel)
+}
+
+// lateEvents reports a release's delete after its critical section, in a
+// second one, as a feed that queued events and delivered them after the
+// lock was released would: another client's acquisition can be reported
+// before the release that let it in.
+type lateEvents struct{ *engine.Engine }
+
+func (l lateEvents) CompareAndDelete(key, value string) bool {
+	var ok bool
+	l.Engine.Update([]string{key}, func(tx *engine.Tx) {
+		tx.Quiet(true)
+		ok = tx.CompareAndDelete(key, value)
+	})
+	if ok {
+		runtime.Gosched()
+		l.Engine.Update([]string{key}, func(tx *engine.Tx) { tx.Notify(key, engine.KindDel) })
 	}
-	const maxRounds = 40
-	for r := 1; r <= maxRounds; r++ {
-		history := linRound(t, cfg, uint64(r))
-		res, path, _ := checkHistory(t, linModel, history)
-		switch res {
-		case porcupine.Illegal:
-			t.Logf("racy SetNX caught in round %d of %d (porcupine: %s)", r, maxRounds, res)
-			if path != "" {
-				_ = os.Remove(path) // expected failure: do not leave it behind
-			}
-			return
-		case porcupine.Unknown:
-			t.Fatalf("round %d: porcupine timed out (Unknown), want Illegal or Ok", r)
-		}
+	return ok
+}
+
+// TestPlantedLinearizabilityCatchesLateEvents: events delivered outside
+// the critical section of their change must make the feed check report
+// Illegal within a bounded number of rounds, while a round of the same
+// workload without the feed is linearizable: only the events are wrong.
+func TestPlantedLinearizabilityCatchesLateEvents(t *testing.T) {
+	cfg := linConfig{
+		workers: 8,
+		opsPer:  60,
+		keys:    []string{"lock"},
+		mix:     []linKind{linSetNX, linSetNX, linSetNX, linSetNX, linGet, linCompareAndDelete, linCompareAndDelete, linCompareAndDelete},
+		wrap:    func(e *engine.Engine) linKV { return lateEvents{e} },
+		feed:    true,
 	}
-	t.Fatalf("racy SetNX not caught in %d rounds: the linearizability checker cannot fail", maxRounds)
+	caught := assertLinCatches(t, "late events", cfg, linModel)
+	cfg.feed = false
+	if res, path, _ := checkHistory(t, linModel, linRound(t, cfg, uint64(caught))); res != porcupine.Ok {
+		t.Fatalf("round %d without the feed: porcupine = %s, want Ok (the planted bug is in the events only); visualization: %s", caught, res, path)
+	}
 }
 
 // TestPlantedLinearizabilityCatchesSplitDel: a two-key Del done key by key
 // must make the unpartitioned pair check report Illegal. The workload has no
 // TTLs, so only atomicity can be at fault.
 func TestPlantedLinearizabilityCatchesSplitDel(t *testing.T) {
-	cfg := linConfig{
+	assertLinCatches(t, "split Del", linConfig{
 		workers: 8,
 		opsPer:  40,
 		keys:    pairKeys[:],
 		mix:     []linKind{linSetNX, linSetNX, linSetNX, linGet, linGet, linGet, linDelPair, linDelPair},
 		wrap:    func(e *engine.Engine) linKV { return splitDel{e} },
-	}
-	const maxRounds = 40
-	for r := 1; r <= maxRounds; r++ {
-		res, path, _ := checkHistory(t, pairModel, linRound(t, cfg, uint64(r)))
-		switch res {
-		case porcupine.Illegal:
-			t.Logf("split Del caught in round %d of %d (porcupine: %s)", r, maxRounds, res)
-			if path != "" {
-				_ = os.Remove(path)
-			}
-			return
-		case porcupine.Unknown:
-			t.Fatalf("round %d: porcupine timed out (Unknown), want Illegal or Ok", r)
-		}
-	}
-	t.Fatalf("split Del not caught in %d rounds: the pair checker cannot fail", maxRounds)
+	}, pairModel)
 }

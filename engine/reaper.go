@@ -63,7 +63,7 @@ func (e *Engine) reapShard(s *shardT, now int64, buf []string) (int, int64, []st
 				continue
 			}
 			if ent := s.EntryLocked(hd); ent.Exp != noDeadline && ent.Exp < now {
-				e.removeLocked(s, hd, int32(pos))
+				e.removeLocked(s, hd, int32(pos), KindExpired, nil)
 				deleted++
 			}
 		}

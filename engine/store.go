@@ -9,7 +9,9 @@ import (
 
 // This file holds the storage primitives every command is built from: the
 // per-shard state, the lookups (with and without the lock) and the writes
-// that keep the index, the timer wheel and the watchers in step.
+// that keep the index and the timer wheel in step. A primitive that creates
+// or deletes a key reports it (KindNew, or the delete's kind) through
+// eventLocked; the commands report their own changes after it.
 //
 // Invariants, under the owning shard's lock: a stored entry's Key is the
 // key it is filed under; it is scheduled in the shard's wheel iff its Exp
@@ -26,9 +28,10 @@ type shardState struct {
 	// until the shard first stores a deadline, so shards without TTLs cost
 	// nothing for it.
 	wheel *ttl.Wheel
-	// watchers holds the pending watchers of each watched key; nil or empty
-	// when nothing is watched, so unwatched writes pay one length check.
-	watchers map[string][]*watcher
+	// obs is who observes the shard's changes: its watchers and the
+	// engine's listeners (feed.go); nil while no one does, so that an
+	// unobserved change pays one nil check.
+	obs *observers
 	// fence is the last fencing token SetNXPXFenced handed out for a key of
 	// this shard; it only grows, so the tokens of any one key strictly
 	// increase for the engine's lifetime.
@@ -58,7 +61,7 @@ const (
 // or not, for a caller that decides a stored key under the lock: a time
 // read before the lock would predate the times of readers that run before
 // the lock is upgraded.
-func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p *shard.Probe) (state int, v uint64) {
+func (e *Engine) peek(s *shardT, h uint64, key string, c *opState, timed bool, p *shard.Probe) (state int, v uint64) {
 	if !shard.LockFreeReads {
 		return peekFailed, 0
 	}
@@ -93,7 +96,7 @@ func (e *Engine) peek(s *shardT, h uint64, key string, c *opClock, timed bool, p
 // lock: it does if the shard is unchanged since v (then the time peek read
 // holds too); otherwise the operation looks again, and reads the time again,
 // inside the lock.
-func (e *Engine) lockAfter(s *shardT, state int, v uint64, c *opClock) (known bool) {
+func (e *Engine) lockAfter(s *shardT, state int, v uint64, c *opState) (known bool) {
 	afterLookup()
 	if state != peekFailed && s.Upgrade(v) {
 		return true
@@ -109,7 +112,7 @@ func (e *Engine) lockAfter(s *shardT, state int, v uint64, c *opClock) (known bo
 // live key. When the key is not live, p.Pos is a free position to insert it
 // at (-1: unknown). It reads the clock (through c) only for a key with a
 // deadline.
-func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opClock) (live bool) {
+func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opState) (live bool) {
 	if !known {
 		s.ProbeLocked(h, key, p)
 	}
@@ -118,7 +121,7 @@ func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, kno
 	}
 	if p.Exp != noDeadline && p.Exp < e.at(c) {
 		pos := p.Pos // the slot it frees
-		if e.removeLocked(s, p.Hd, p.Pos) {
+		if e.removeLocked(s, p.Hd, p.Pos, KindExpired, nil) {
 			pos = -1 // the shard was rebuilt
 		}
 		p.Value, p.Exp, p.Pos, p.Found = "", noDeadline, pos, false
@@ -127,10 +130,11 @@ func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, kno
 	return true
 }
 
-// removeLocked deletes the entry hd, filed at index position pos, and wakes
-// its key's watchers. It reports whether the delete rebuilt the shard
-// (every handle and position changed).
-func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32) (rebuilt bool) {
+// removeLocked deletes the entry hd, filed at index position pos, and
+// reports the delete as kind for operation c (nil: not a section's). It
+// reports whether the delete rebuilt the shard (every handle and position
+// changed).
+func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32, kind Kind, c *opState) (rebuilt bool) {
 	ent := s.EntryLocked(hd)
 	if ent.Exp != noDeadline {
 		s.Aux.wheel.Cancel(hd)
@@ -139,9 +143,7 @@ func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32) (rebuilt bo
 	if rebuilt = s.DeleteLocked(hd, int(pos)); rebuilt {
 		e.rewheelLocked(s)
 	}
-	if len(s.Aux.watchers) != 0 {
-		e.notifyLocked(s, key)
-	}
+	e.eventLocked(s, key, kind, c)
 	return rebuilt
 }
 
@@ -168,28 +170,26 @@ func (e *Engine) rewheelLocked(s *shardT) {
 }
 
 // insertLocked stores a new key (known absent) with deadline exp
-// (noDeadline: none) at free index position pos (-1: search), and wakes its
-// watchers.
-func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64, pos int32) {
+// (noDeadline: none) at free index position pos (-1: search), and reports
+// KindNew for operation c (nil: not a section's).
+func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64, pos int32, c *opState) {
 	hd := s.InsertAtLocked(pos, h, key, value, exp)
 	if exp != noDeadline {
 		e.scheduleLocked(s, hd, exp)
 	}
-	if len(s.Aux.watchers) != 0 {
-		e.notifyLocked(s, key)
-	}
+	e.eventLocked(s, key, KindNew, c)
 }
 
 // updateLocked overwrites the live entry p found in place with value and
-// deadline exp and wakes its watchers.
+// deadline exp. The caller reports the change.
 func (e *Engine) updateLocked(s *shardT, p *shard.Probe, value string, exp int64) {
 	s.EntryLocked(p.Hd).Value = value
 	e.retimeLocked(s, p, exp)
 }
 
 // retimeLocked gives the live entry p found the deadline exp (noDeadline:
-// none) and wakes its watchers: the one path for a change that keeps the
-// key.
+// none): the one path for a change that keeps the key. The caller reports
+// the change.
 func (e *Engine) retimeLocked(s *shardT, p *shard.Probe, exp int64) {
 	ent := s.EntryLocked(p.Hd)
 	if exp != ent.Exp {
@@ -199,9 +199,6 @@ func (e *Engine) retimeLocked(s *shardT, p *shard.Probe, exp int64) {
 			e.scheduleLocked(s, p.Hd, exp)
 		}
 		ent.Exp = exp
-	}
-	if len(s.Aux.watchers) != 0 {
-		e.notifyLocked(s, ent.Key)
 	}
 }
 

@@ -26,7 +26,7 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 		}
 	}
 	var p shard.Probe
-	var c opClock
+	var c opState
 	e.begin(&c)
 	st, v := e.peek(s, h, key, &c, false, &p)
 	switch st {
@@ -41,45 +41,66 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 	return value, ok
 }
 
-func (e *Engine) getLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opClock) (string, bool) {
+func (e *Engine) getLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opState) (string, bool) {
 	live := e.liveLocked(s, h, key, p, known, c)
 	return p.Value, live
 }
 
 // Set stores value under key and clears any TTL, as Redis SET without
-// options. It never fails, is safe for concurrent use and never reads the
-// clock: the result is the same whether a stored key had expired or not.
+// options, and reports KindSet (after KindNew if it creates the key). It
+// never fails and is safe for concurrent use. It never reads the clock
+// while no listener is registered: the result is the same whether a stored
+// key had expired or not; listeners are told, as Redis tells them, that an
+// expired key was reclaimed (KindExpired) and created anew.
 func (e *Engine) Set(key, value string) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
+	var c *opState // the time is rarely needed: see swapLocked
+	if e.user && e.listening.Load() {
+		c = new(opState)
+		e.begin(c)
+	}
 	s.Lock()
-	e.swapLocked(s, h, key, value)
+	e.swapLocked(s, h, key, value, c)
 	s.Unlock()
 }
 
 // swapLocked stores value under key with no deadline, in the key's entry
 // if it has one, whether alive or expired (overwriting an expired entry
-// with no deadline is exactly deleting it and storing a new key; watchers
-// fire either way), and returns the entry's previous value and deadline
-// (found false: there was no entry).
-func (e *Engine) swapLocked(s *shardT, h uint64, key, value string) (old string, exp int64, found bool) {
+// with no deadline is exactly deleting it and storing a new key), reports
+// KindSet, and returns the entry's previous value and deadline (found
+// false: there was no entry). Listeners of an overwritten expired entry
+// are told KindExpired and KindNew first, so only then is the time read.
+// c is the operation's state, or nil for Set outside a section when no
+// clock reading was taken before the lock (the real clock's time is then
+// read here; an injected clock's is the latest time any operation used).
+func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) (old string, exp int64, found bool) {
 	hd, old, exp, pos, found := s.SwapValueLocked(h, key, value)
 	if !found {
-		e.insertLocked(s, h, key, value, noDeadline, pos)
+		e.insertLocked(s, h, key, value, noDeadline, pos, c)
+		e.eventLocked(s, key, KindSet, c)
 		return "", noDeadline, false
 	}
 	if exp != noDeadline {
 		s.Aux.wheel.Cancel(hd)
 		s.EntryLocked(hd).Exp = noDeadline
+		if s.Aux.obs.listened() {
+			if c == nil {
+				c = new(opState)
+			}
+			if exp < e.at(c) {
+				e.eventLocked(s, key, KindExpired, nil)
+				e.eventLocked(s, key, KindNew, c)
+			}
+		}
 	}
-	if len(s.Aux.watchers) != 0 {
-		e.notifyLocked(s, key)
-	}
+	e.eventLocked(s, key, KindSet, c)
 	return old, exp, true
 }
 
-// SetPX stores value under key with a TTL, as Redis SET key value PX ttl. It
-// returns ErrInvalidTTL, changing nothing, if ttl <= 0 or the deadline
+// SetPX stores value under key with a TTL, as Redis SET key value PX ttl,
+// and reports KindSet then KindExpire (after KindNew if it creates the key).
+// It returns ErrInvalidTTL, changing nothing, if ttl <= 0 or the deadline
 // overflows. It is safe for concurrent use.
 func (e *Engine) SetPX(key, value string, ttl time.Duration) error {
 	if ttl <= 0 {
@@ -87,7 +108,7 @@ func (e *Engine) SetPX(key, value string, ttl time.Duration) error {
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	err := e.setPXLocked(s, h, key, value, ttl, &c)
@@ -95,7 +116,7 @@ func (e *Engine) SetPX(key, value string, ttl time.Duration) error {
 	return err
 }
 
-func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opClock) error {
+func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, c *opState) error {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return ErrInvalidTTL
@@ -104,19 +125,21 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 	if e.liveLocked(s, h, key, &p, false, c) {
 		e.updateLocked(s, &p, value, exp)
 	} else {
-		e.insertLocked(s, h, key, value, exp, p.Pos)
+		e.insertLocked(s, h, key, value, exp, p.Pos, c)
 	}
+	e.eventLocked(s, key, KindSet, c)
+	e.eventLocked(s, key, KindExpire, c)
 	return nil
 }
 
 // SetNX stores value under key only if key is absent (or expired), as Redis
-// SETNX, and reports whether it did. It never touches a TTL: a key it creates
-// has none. It is safe for concurrent use; finding the key held takes no
-// lock.
+// SETNX, and reports whether it did, and KindNew then KindSet when it did.
+// It never touches a TTL: a key it creates has none. It is safe for
+// concurrent use; finding the key held takes no lock.
 func (e *Engine) SetNX(key, value string) bool {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	var p shard.Probe
 	if v, ok := s.ReadVersion(); ok {
@@ -132,7 +155,8 @@ func (e *Engine) SetNX(key, value string) bool {
 			// it takes no call it can avoid.
 			afterLookup()
 			if s.Upgrade(v) {
-				e.insertLocked(s, h, key, value, noDeadline, pos)
+				e.insertLocked(s, h, key, value, noDeadline, pos, nil)
+				e.eventLocked(s, key, KindSet, nil)
 				s.Unlock()
 				return true
 			}
@@ -148,17 +172,19 @@ func (e *Engine) SetNX(key, value string) bool {
 	return ok
 }
 
-func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, p *shard.Probe, known bool, c *opClock) bool {
+func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, p *shard.Probe, known bool, c *opState) bool {
 	if e.liveLocked(s, h, key, p, known, c) {
 		return false
 	}
-	e.insertLocked(s, h, key, value, noDeadline, p.Pos)
+	e.insertLocked(s, h, key, value, noDeadline, p.Pos, c)
+	e.eventLocked(s, key, KindSet, c)
 	return true
 }
 
 // SetNXPX stores value under key with a TTL only if key is absent (or
 // expired), as Redis SET key value NX PX ttl: the lock acquisition. It
-// reports whether it wrote; it returns ErrInvalidTTL, changing nothing, if
+// reports whether it wrote, and KindNew, KindSet and KindExpire when it
+// did; it returns ErrInvalidTTL, changing nothing, if
 // ttl <= 0 or the deadline overflows (checked before the key, as Redis
 // does). It is safe for concurrent use; finding the key held takes no lock.
 func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
@@ -167,7 +193,7 @@ func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	// The deadline's overflow is checked before the key, as Redis does,
 	// so a held key answers with a time read inside the snapshot.
@@ -185,7 +211,7 @@ func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
 	return ok, err
 }
 
-func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, p *shard.Probe, known bool, c *opClock) (bool, error) {
+func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.Duration, p *shard.Probe, known bool, c *opState) (bool, error) {
 	exp, ok := deadline(e.at(c), ttl)
 	if !ok {
 		return false, ErrInvalidTTL
@@ -193,7 +219,9 @@ func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.
 	if e.liveLocked(s, h, key, p, known, c) {
 		return false, nil
 	}
-	e.insertLocked(s, h, key, value, exp, p.Pos)
+	e.insertLocked(s, h, key, value, exp, p.Pos, c)
+	e.eventLocked(s, key, KindSet, c)
+	e.eventLocked(s, key, KindExpire, c)
 	return true, nil
 }
 
@@ -204,14 +232,15 @@ func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.
 // counter of the key's shard, incremented in the same critical section as
 // the write, so tokens follow acquisition order; it costs no key and no
 // memory per key, and nothing a caller does to keys can reset it. fence is 0
-// when ok is false. Errors are SetNXPX's. It is safe for concurrent use.
+// when ok is false. Errors and events are SetNXPX's. It is safe for
+// concurrent use.
 func (e *Engine) SetNXPXFenced(key, value string, ttl time.Duration) (fence int64, ok bool, err error) {
 	if ttl <= 0 {
 		return 0, false, ErrInvalidTTL
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	var p shard.Probe
 	st, v := e.peek(s, h, key, &c, true, &p)
@@ -227,7 +256,7 @@ func (e *Engine) SetNXPXFenced(key, value string, ttl time.Duration) (fence int6
 	return fence, ok, err
 }
 
-func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl time.Duration, p *shard.Probe, known bool, c *opClock) (int64, bool, error) {
+func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl time.Duration, p *shard.Probe, known bool, c *opState) (int64, bool, error) {
 	ok, err := e.setNXPXLocked(s, h, key, value, ttl, p, known, c)
 	if !ok {
 		return 0, false, err
@@ -247,6 +276,11 @@ func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl
 // accepted: the write happens and the key is at once gone. A successful
 // write clears the TTL unless KeepTTL, TTL or At is given. IfEqual never
 // creates a key. It is safe for concurrent use.
+//
+// A write reports KindSet (after KindNew if it creates the key), then
+// KindExpire if TTL or At is given, and KindExpired if At has passed: the
+// events of Redis's SET, and of the key's reclamation Redis does on its
+// next access.
 func (e *Engine) SetWith(key, value string, args SetArgs) (SetResult, error) {
 	at, err := args.check()
 	if err != nil {
@@ -254,7 +288,7 @@ func (e *Engine) SetWith(key, value string, args SetArgs) (SetResult, error) {
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	res, err := e.setWithLocked(s, h, key, value, &args, at, &c)
@@ -285,7 +319,7 @@ func (args *SetArgs) check() (int64, error) {
 	return at, nil
 }
 
-func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *SetArgs, at int64, c *opClock) (SetResult, error) {
+func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *SetArgs, at int64, c *opState) (SetResult, error) {
 	exp := at
 	if args.TTL > 0 {
 		var ok bool
@@ -319,28 +353,37 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 	}
 	if at != noDeadline && exp < e.at(c) {
 		// A deadline already passed: the write happens and the key is gone.
+		if !held {
+			e.eventLocked(s, key, KindNew, c)
+		}
+		e.eventLocked(s, key, KindSet, c)
+		e.eventLocked(s, key, KindExpire, c)
 		if held {
-			e.removeLocked(s, p.Hd, p.Pos)
-		} else if len(s.Aux.watchers) != 0 {
-			e.notifyLocked(s, key)
+			e.removeLocked(s, p.Hd, p.Pos, KindExpired, nil)
+		} else {
+			e.eventLocked(s, key, KindExpired, nil)
 		}
 		return res, nil
 	}
 	if held {
 		e.updateLocked(s, &p, value, exp)
 	} else {
-		e.insertLocked(s, h, key, value, exp, p.Pos)
+		e.insertLocked(s, h, key, value, exp, p.Pos, c)
+	}
+	e.eventLocked(s, key, KindSet, c)
+	if args.TTL != 0 || at != noDeadline {
+		e.eventLocked(s, key, KindExpire, c)
 	}
 	return res, nil
 }
 
 // GetSet stores value under key, discarding any TTL, and returns the old
-// value, as Redis GETSET; ok is false if key was absent or expired. It is
-// safe for concurrent use.
+// value, as Redis GETSET; ok is false if key was absent or expired. Its
+// events are Set's. It is safe for concurrent use.
 func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	old, ok = e.getSetLocked(s, h, key, value, &c)
@@ -348,9 +391,9 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 	return old, ok
 }
 
-func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opClock) (string, bool) {
+func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opState) (string, bool) {
 	// The time is read only for a key with a deadline, still under the lock.
-	old, exp, found := e.swapLocked(s, h, key, value)
+	old, exp, found := e.swapLocked(s, h, key, value, c)
 	if !found || exp != noDeadline && exp < e.at(c) {
 		return "", false
 	}
@@ -358,11 +401,12 @@ func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opClock
 }
 
 // GetDel deletes key and returns its value, as Redis GETDEL; ok is false if
-// key was absent or expired. It is safe for concurrent use.
+// key was absent or expired. It reports KindDel when it deletes. It is safe
+// for concurrent use.
 func (e *Engine) GetDel(key string) (value string, ok bool) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	value, ok = e.getDelLocked(s, h, key, &c)
@@ -370,12 +414,12 @@ func (e *Engine) GetDel(key string) (value string, ok bool) {
 	return value, ok
 }
 
-func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opClock) (string, bool) {
+func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opState) (string, bool) {
 	var p shard.Probe
 	if !e.liveLocked(s, h, key, &p, false, c) {
 		return "", false
 	}
-	e.removeLocked(s, p.Hd, p.Pos)
+	e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
 	return p.Value, true
 }
 
@@ -384,11 +428,12 @@ func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opClock) (stri
 // a TTL; an existing key keeps its TTL. It returns ErrNotInteger if the
 // value is not a base-10 int64 in Redis's strict form (no spaces, no '+',
 // no leading zeros, "-0" rejected), and ErrOverflow if the sum overflows;
-// then nothing changes. It is safe for concurrent use.
+// then nothing changes. It reports KindIncrBy (after KindNew if it creates
+// the key). It is safe for concurrent use.
 func (e *Engine) IncrBy(key string, n int64) (int64, error) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	v, err := e.incrByLocked(s, h, key, n, &c)
@@ -396,7 +441,7 @@ func (e *Engine) IncrBy(key string, n int64) (int64, error) {
 	return v, err
 }
 
-func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opClock) (int64, error) {
+func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opState) (int64, error) {
 	var p shard.Probe
 	held := e.liveLocked(s, h, key, &p, false, c)
 	var cur int64
@@ -414,8 +459,9 @@ func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opClo
 	if held {
 		e.updateLocked(s, &p, v, p.Exp)
 	} else {
-		e.insertLocked(s, h, key, v, noDeadline, p.Pos)
+		e.insertLocked(s, h, key, v, noDeadline, p.Pos, c)
 	}
+	e.eventLocked(s, key, KindIncrBy, c)
 	return sum, nil
 }
 

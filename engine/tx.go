@@ -21,7 +21,10 @@ import (
 // shards are locked. fn must not call the Engine itself (its shard locks
 // are held: that deadlocks), must not keep tx after it returns, and must
 // not block for long: every operation on a locked shard waits for it. A Tx
-// method given a key outside keys panics. Update is safe for concurrent use.
+// method given a key outside keys panics. Tx methods report their changes
+// to listeners as the Engine methods of the same name do, in the section's
+// order, unless the section names them itself (Quiet, Notify). Update is
+// safe for concurrent use.
 func (e *Engine) Update(keys []string, fn func(tx *Tx)) {
 	// fn may keep tx (against the rules), so tx lives on the heap: one
 	// allocation, which holds the shard list of most sections too.
@@ -44,7 +47,7 @@ func (e *Engine) Update(keys []string, fn func(tx *Tx)) {
 // function's goroutine; it is not safe for concurrent use.
 type Tx struct {
 	e      *Engine
-	c      opClock
+	c      opState
 	shards []int // locked shards, ascending
 	all    bool  // every shard is locked
 	done   bool  // Update returned
@@ -76,7 +79,7 @@ func (tx *Tx) Get(key string) (string, bool) {
 // Set is Engine.Set inside the section.
 func (tx *Tx) Set(key, value string) {
 	s, h := tx.shard(key)
-	tx.e.swapLocked(s, h, key, value)
+	tx.e.swapLocked(s, h, key, value, &tx.c)
 }
 
 // SetWith is Engine.SetWith inside the section.
@@ -215,10 +218,16 @@ func (tx *Tx) Len() int {
 
 // Flush deletes every key of the section's shards (Engine.Flush when
 // Update locked every shard), waking the watchers of the keys it deletes.
+// When Update locked every shard it reports one KindFlush event; otherwise
+// it reports each key it deletes, as KindDel (or KindExpired for a key
+// already expired).
 func (tx *Tx) Flush() {
 	tx.check()
 	for _, i := range tx.shards {
-		tx.e.flushLocked(tx.e.m.ShardAt(i))
+		tx.e.flushLocked(tx.e.m.ShardAt(i), !tx.all, &tx.c)
+	}
+	if o := tx.e.m.ShardAt(tx.shards[0]).Aux.obs; tx.all && o.listened() && !tx.c.quiet {
+		o.feed.deliver(Event{Kind: KindFlush})
 	}
 }
 

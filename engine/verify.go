@@ -2,22 +2,27 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nxkv/nxkv/shard"
 )
 
 // Verify checks the engine's internal invariants (those documented in
-// store.go, and each shard's table and timer wheel) and returns the first
-// violation, or nil. It is for tests, such as a server's check that a
-// contained failure left the engine consistent; it locks each shard in turn,
-// so it is safe for concurrent use but not an atomic snapshot.
+// store.go, each shard's table and timer wheel, and the change feed's
+// listeners) and returns the first violation, or nil. It is for tests, such
+// as a server's check that a contained failure left the engine consistent;
+// it locks each shard in turn, so it is safe for concurrent use but not an
+// atomic snapshot.
 func (e *Engine) Verify() error { return e.verify() }
 
-// verify checks the invariants documented in store.go on every shard, and
-// the shard's own (shard.VerifyLocked), and returns the first violation.
-// Tests call it (through Verify in export_test.go) after operations; it
-// locks each shard in turn.
+// verify checks the invariants documented in store.go on every shard, the
+// shard's own (shard.VerifyLocked) and the listeners' (feed.go), and
+// returns the first violation. Tests call it (through Verify in
+// export_test.go) after operations; it holds listenMu and locks each shard
+// in turn.
 func (e *Engine) verify() error {
+	e.listenMu.Lock()
+	defer e.listenMu.Unlock()
 	for i := range e.m.Shards() {
 		s := e.m.ShardAt(i)
 		s.Lock()
@@ -30,6 +35,7 @@ func (e *Engine) verify() error {
 	return nil
 }
 
+// verifyLocked checks shard s (number i), locked, with listenMu held.
 func (e *Engine) verifyLocked(s *shardT, i int) error {
 	if err := s.VerifyLocked(); err != nil {
 		return fmt.Errorf("engine: shard %d: %w", i, err)
@@ -69,7 +75,19 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 	if w != nil && w.Len() != scheduled {
 		return fmt.Errorf("engine: shard %d: wheel holds %d handles, %d stored entries are scheduled", i, w.Len(), scheduled)
 	}
-	for key, ws := range s.Aux.watchers {
+	// Every shard delivers to the engine's current listeners, and holds
+	// observers only while someone observes (feed.go).
+	o := s.Aux.obs
+	if o.listened() != (len(e.listeners) != 0) || o.listened() && !slices.Equal(o.feed.ls, e.listeners) {
+		return fmt.Errorf("engine: shard %d: its listeners are not the engine's", i)
+	}
+	if e.listening.Load() != (len(e.listeners) != 0) {
+		return fmt.Errorf("engine: listening = %v with %d listeners", e.listening.Load(), len(e.listeners))
+	}
+	if o != nil && (o.watchers == nil && o.feed == nil || o.watchers != nil && len(o.watchers) == 0) {
+		return fmt.Errorf("engine: shard %d: observers kept with no one observing", i)
+	}
+	for key, ws := range o.watched() {
 		if len(ws) == 0 {
 			return fmt.Errorf("engine: shard %d: empty watcher list for %q", i, key)
 		}

@@ -167,32 +167,12 @@ func BenchmarkVs(b *testing.B) {
 					keys[j] = benchKeys(n)
 					op.setup(s, keys[j])
 				}
-				// The two run in alternating chunks of 256 iterations, each
-				// chunk timed, taking turns to go first: both meet the same
-				// load from the rest of the machine, and the medians over
-				// chunks shrug off bursts.
-				const chunk = 256
-				var ns [2][]float64
-				pos := [2]int{}
 				mask := n - 1
-				b.ReportAllocs()
-				b.ResetTimer()
-				for done := 0; done < b.N; done += chunk {
-					for turn := range 2 {
-						j := (turn + done/chunk) % 2
-						s, ks, p := impls[j], keys[j], pos[j]
-						start := time.Now()
-						for i := 0; i < chunk; i++ {
-							// A stride that visits every key but not in
-							// memory order, so the large set misses caches.
-							op.run(s, ks[((p+i)*7919)&mask])
-						}
-						ns[j] = append(ns[j], float64(time.Since(start))/chunk)
-						pos[j] = p + chunk
-					}
-				}
-				b.StopTimer()
-				nx, mm := median(ns[0]), median(ns[1])
+				nx, mm := alternate(b, func(j, i int) {
+					// A stride that visits every key but not in memory
+					// order, so the large set misses caches.
+					op.run(impls[j], keys[j][(i*7919)&mask])
+				})
 				b.ReportMetric(nx, "nxkv-ns/op")
 				b.ReportMetric(mm, "map-ns/op")
 				b.ReportMetric(mm/nx, "speedup")
@@ -200,6 +180,30 @@ func BenchmarkVs(b *testing.B) {
 			})
 		}
 	}
+}
+
+// alternate runs b.N iterations of run(0, i) and of run(1, i), i counting
+// from 0 for each, in alternating chunks of 256 iterations, each chunk
+// timed, taking turns to go first: both meet the same load from the rest
+// of the machine, and the medians over chunks (in ns per iteration, which
+// alternate returns) shrug off bursts.
+func alternate(b *testing.B, run func(j, i int)) (ns0, ns1 float64) {
+	const chunk = 256
+	var ns [2][]float64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += chunk {
+		for turn := range 2 {
+			j := (turn + done/chunk) % 2
+			start := time.Now()
+			for i := done; i < done+chunk; i++ {
+				run(j, i)
+			}
+			ns[j] = append(ns[j], float64(time.Since(start))/chunk)
+		}
+	}
+	b.StopTimer()
+	return median(ns[0]), median(ns[1])
 }
 
 // median returns the median of xs (which it sorts).

@@ -8,9 +8,12 @@ type watcher struct {
 	done bool // fired or stopped
 }
 
-// notifyLocked closes and forgets every watcher of key.
+// notifyLocked closes and forgets every watcher of key. eventLocked
+// (feed.go), through which every change passes, calls it: Watch is one
+// consumer of the change feed, and Quiet never silences it.
 func (e *Engine) notifyLocked(s *shardT, key string) {
-	ws, ok := s.Aux.watchers[key]
+	o := s.Aux.obs
+	ws, ok := o.watched()[key]
 	if !ok {
 		return
 	}
@@ -18,9 +21,25 @@ func (e *Engine) notifyLocked(s *shardT, key string) {
 		w.done = true
 		close(w.ch)
 	}
-	delete(s.Aux.watchers, key)
-	if len(s.Aux.watchers) == 0 {
-		s.Aux.watchers = nil
+	o.forgetLocked(s, key)
+}
+
+// watched returns the watchers of each key of the shard o observes (o may
+// be nil).
+func (o *observers) watched() map[string][]*watcher {
+	if o == nil {
+		return nil
+	}
+	return o.watchers
+}
+
+// forgetLocked drops key's watchers, and the map and o itself once they
+// are empty.
+func (o *observers) forgetLocked(s *shardT, key string) {
+	delete(o.watchers, key)
+	if len(o.watchers) == 0 {
+		o.watchers = nil
+		releaseLocked(s)
 	}
 }
 
@@ -37,14 +56,15 @@ func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {
 	w := &watcher{ch: make(chan struct{})}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
-	var c opClock
+	var c opState
 	e.begin(&c)
 	s.Lock()
 	e.liveLocked(s, h, key, new(shard.Probe), false, &c)
-	if s.Aux.watchers == nil {
-		s.Aux.watchers = make(map[string][]*watcher)
+	o := observe(s)
+	if o.watchers == nil {
+		o.watchers = make(map[string][]*watcher)
 	}
-	s.Aux.watchers[key] = append(s.Aux.watchers[key], w)
+	o.watchers[key] = append(o.watchers[key], w)
 	s.Unlock()
 	return w.ch, func() {
 		s.Lock()
@@ -53,7 +73,8 @@ func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {
 			return
 		}
 		w.done = true
-		ws := s.Aux.watchers[key]
+		o := s.Aux.obs // not done: w is listed, so s is observed
+		ws := o.watchers[key]
 		for i, x := range ws {
 			if x == w {
 				ws[i] = ws[len(ws)-1]
@@ -63,12 +84,9 @@ func (e *Engine) Watch(key string) (changed <-chan struct{}, stop func()) {
 			}
 		}
 		if len(ws) == 0 {
-			delete(s.Aux.watchers, key)
-			if len(s.Aux.watchers) == 0 {
-				s.Aux.watchers = nil
-			}
+			o.forgetLocked(s, key)
 		} else {
-			s.Aux.watchers[key] = ws
+			o.watchers[key] = ws
 		}
 	}
 }

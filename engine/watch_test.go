@@ -162,10 +162,10 @@ func TestWatchStop(t *testing.T) {
 	stopC()
 	s, _ := e.m.Shard(e.m.Hash("k"))
 	s.Lock()
-	n := len(s.Aux.watchers)
+	n, obs := len(s.Aux.obs.watched()), s.Aux.obs
 	s.Unlock()
-	if n != 0 {
-		t.Fatalf("shard holds %d watched keys after all fired or stopped, want 0", n)
+	if n != 0 || obs != nil {
+		t.Fatalf("shard holds %d watched keys (observers %p) after all fired or stopped, want 0 (nil)", n, obs)
 	}
 	// A watcher fires only once; a new Watch sees the next change.
 	d, stopD := e.Watch("k")
