@@ -118,13 +118,6 @@ func IsProtocolError(err error) bool {
 	return ok
 }
 
-// PlantGreedyLazy makes the Lua pattern quantifier '-' greedy until undo
-// is called (a planted bug for the differential pattern test).
-func PlantGreedyLazy() (undo func()) {
-	plantGreedyLazy = true
-	return func() { plantGreedyLazy = false }
-}
-
 // SetScriptLimit stops s's scripts after d instead of five seconds.
 func SetScriptLimit(s *Server, d time.Duration) { s.scriptLimit = d }
 

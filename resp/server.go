@@ -17,6 +17,7 @@ import (
 
 	"github.com/nxkv/nxkv/clock"
 	"github.com/nxkv/nxkv/engine"
+	"github.com/nxkv/nxkv/resp/internal/lua"
 )
 
 // Databases is the number of databases SELECT can choose from (Redis's
@@ -60,7 +61,6 @@ type Server struct {
 	opts  Options
 	clk   clock.Clock // the clock of every database
 	start time.Time   // for INFO's uptime
-	rand  *lcg        // math.random's generator, shared by every script as in Redis
 
 	mu           sync.Mutex
 	dbs          [Databases]*engine.Engine // guarded by mu; [0] set by New
@@ -92,11 +92,12 @@ type Server struct {
 	// plants a bug: scripts run without their atomic section, each
 	// redis.call on its own. The linearizability test shows it is caught.
 	unlockedScripts bool
-	// scriptLimit, set only by the package's tests, replaces scriptTimeout
-	// when it is not 0, so a test of the limit need not wait five seconds.
+	// scriptLimit, set only by the package's tests, replaces a script's
+	// time limit (five seconds) when it is not 0, so a test of the limit
+	// need not wait that long.
 	scriptLimit time.Duration
 	// scriptMemory, set only by the package's tests, replaces the heap
-	// growth past which a script is stopped (scriptMemory) when not 0.
+	// growth past which a script is stopped (1 GiB) when not 0.
 	scriptMemory uint64
 }
 
@@ -106,7 +107,6 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts:      opts,
 		start:     time.Now(),
-		rand:      newLCG(),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 	}
@@ -123,7 +123,7 @@ func New(opts Options) *Server {
 	var id [20]byte
 	_, _ = rand.Read(id[:])
 	s.runID = hex.EncodeToString(id[:])
-	s.scripts.init()
+	s.scripts.init(lua.Options{MaxBulk: s.maxBulk(), Version: RedisVersion})
 	return s
 }
 

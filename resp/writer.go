@@ -3,8 +3,9 @@ package resp
 // This file encodes replies in RESP2 or RESP3.
 
 import (
-	"math"
 	"strconv"
+
+	"github.com/nxkv/nxkv/resp/internal/cnum"
 )
 
 // replier receives one command's reply. The writer encodes it for the
@@ -126,11 +127,11 @@ func (w *writer) set(n int) {
 
 func (w *writer) double(f float64) {
 	if w.proto != 3 {
-		w.bulkString(formatDouble(f))
+		w.bulkString(cnum.FormatDouble(f))
 		return
 	}
 	w.buf = append(w.buf, ',')
-	w.buf = append(w.buf, formatDouble(f)...)
+	w.buf = append(w.buf, cnum.FormatDouble(f)...)
 	w.buf = append(w.buf, '\r', '\n')
 }
 
@@ -156,30 +157,4 @@ func (w *writer) verbatim(s string) {
 	w.buf = append(w.buf, "txt:"...)
 	w.buf = append(w.buf, s...)
 	w.buf = append(w.buf, '\r', '\n')
-}
-
-// formatDouble formats f as Redis replies doubles, with C's "%.17g":
-// inf, -inf, nan and -nan for the values that are not finite.
-func formatDouble(f float64) string {
-	if s, ok := formatNonFinite(f); ok {
-		return s
-	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
-}
-
-// formatNonFinite formats an infinity or NaN as the C library's printf
-// does (inf, -inf, nan, and -nan for a NaN with its sign bit set, such as
-// 0/0 on x86); ok is false for a finite f.
-func formatNonFinite(f float64) (s string, ok bool) {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf", true
-	case math.IsInf(f, -1):
-		return "-inf", true
-	case math.IsNaN(f) && math.Signbit(f):
-		return "-nan", true
-	case math.IsNaN(f):
-		return "nan", true
-	}
-	return "", false
 }

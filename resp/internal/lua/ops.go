@@ -1,4 +1,4 @@
-package resp
+package lua
 
 // This file gives scripts Lua 5.1's operators where gopher-lua's virtual
 // machine differs from Redis's Lua:
@@ -182,7 +182,7 @@ func (v *vm) concat(L *lua.LState) int {
 	for i := range n {
 		vals = append(vals, L.Get(i+2))
 	}
-	limit := v.run.s.maxBulk()
+	limit := v.rt.maxBulk
 	for last := n - 1; last > 0; {
 		a, b := vals[last-1], vals[last]
 		if okA, okB := stringLike(a), stringLike(b); !okA || !okB {

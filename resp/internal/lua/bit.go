@@ -1,4 +1,4 @@
-package resp
+package lua
 
 // This file provides Lua's bit library (LuaBitOp), which Redis scripts
 // can use: operations on 32-bit integers.

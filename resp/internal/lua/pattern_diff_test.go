@@ -1,4 +1,4 @@
-package resp_test
+package lua_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/nxkv/nxkv/internal/redistest"
 	"github.com/nxkv/nxkv/resp"
+	"github.com/nxkv/nxkv/resp/internal/lua"
 )
 
 // patternScript runs every pattern function on ARGV (subject, pattern,
@@ -168,13 +169,13 @@ func randomRun(full, short int) (seed uint64, n int) {
 // replies differ, described, or "".
 func patternDiff(t *testing.T, redisAddr, nxkvAddr string, cases []patternCase) string {
 	t.Helper()
-	a, b := dialRaw(t, redisAddr), dialRaw(t, nxkvAddr)
+	a, b := redistest.Dial(t, redisAddr), redistest.Dial(t, nxkvAddr)
 	for _, c := range cases {
-		ra, err := a.do(patternArgs(c))
+		ra, err := a.Do(patternArgs(c))
 		if err != nil {
 			t.Fatalf("redis-server: %v", err)
 		}
-		rb, err := b.do(patternArgs(c))
+		rb, err := b.Do(patternArgs(c))
 		if err != nil {
 			t.Fatalf("nxkv-server: %v", err)
 		}
@@ -209,7 +210,7 @@ func TestLuaPatternsMatchRedis(t *testing.T) {
 func TestLuaPatternsDiffCatchesPlantedBug(t *testing.T) {
 	rs := redistest.Start(t)
 	ns := resp.NewT(t, resp.Options{})
-	undo := resp.PlantGreedyLazy()
+	undo := lua.PlantGreedyLazy()
 	defer undo()
 	if d := patternDiff(t, rs.Addr, ns.Addr(), fixedPatternCases); d == "" {
 		t.Fatal("the pattern comparison found no difference with a planted bug")

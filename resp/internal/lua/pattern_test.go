@@ -1,4 +1,4 @@
-package resp
+package lua
 
 import (
 	"testing"

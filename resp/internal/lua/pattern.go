@@ -1,7 +1,7 @@
-package resp
+package lua
 
 // This file holds Lua 5.1's pattern matching and the string functions built
-// on it (string.find, match, gmatch and gsub), written for this server
+// on it (string.find, match, gmatch and gsub), written for this package
 // rather than taken from gopher-lua, whose matcher cannot be stopped. A
 // pattern such as ".-.-.-.-b" backtracks in polynomial time of high degree,
 // and it does so inside one Go call, where the script time limit, checked
@@ -582,7 +582,7 @@ func (v *vm) strGsub(L *lua.LState) int {
 	}
 	defer raisePatternErrors(L)
 	ms, p, anchor := anchoredMatchState(L, src, pat)
-	ms.limit = v.run.s.maxBulk()
+	ms.limit = v.rt.maxBulk
 	var b strings.Builder
 	s, n := 0, 0
 	for n < maxN {

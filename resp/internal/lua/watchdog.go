@@ -1,4 +1,4 @@
-package resp
+package lua
 
 // This file holds the watchdog that stops a script which runs too long or
 // grows the heap too far. gopher-lua checks its context between

@@ -1,4 +1,4 @@
-package resp
+package lua
 
 // This file holds string.format as Lua 5.1 has it: each item is what the C
 // library's sprintf makes of the same conversion, with Lua's checks of the
@@ -23,7 +23,7 @@ const formatFlags = "-+ #0"
 // bulk-string limit (many %s of one large argument would otherwise
 // allocate without bound inside one call).
 func (v *vm) strFormat(L *lua.LState) int {
-	limit := v.run.s.maxBulk()
+	limit := v.rt.maxBulk
 	fs, ok := toStringArg(L.Get(1))
 	if !ok {
 		luaArgError(L, 1, "format", "string expected, got "+typeName(L, 1))

@@ -1,14 +1,18 @@
 package resp
 
-// This file holds EVAL, EVALSHA, their read-only forms and SCRIPT, and the
-// cache of compiled scripts.
+// This file is the server's side of scripting, as Redis's eval.c: EVAL,
+// EVALSHA, their read-only forms and SCRIPT, the cache of scripts by SHA1
+// with their shebang flags, the atomic section a script runs in, and the
+// bridge through which its redis.call reaches the command table. The Lua
+// runtime itself is package lua (internal/lua), which knows nothing of the
+// server but the Caller it is given.
 
 import (
 	"slices"
 	"strings"
 	"sync"
 
-	lua "github.com/yuin/gopher-lua"
+	"github.com/nxkv/nxkv/resp/internal/lua"
 )
 
 func init() {
@@ -25,12 +29,12 @@ func init() {
 	)
 }
 
-// script is a compiled script body. Its proto is shared by every
-// interpreter, each of which instantiates it once.
+// script is a cached script: its source and compiled body, and what the
+// server must know to run it.
 type script struct {
-	sha   string
-	src   string
-	proto *lua.FunctionProto
+	sha string
+	src string
+	fn  *lua.Function
 	// allDBs is set when the body may reach other databases (it names
 	// SELECT, MOVE, COPY, FLUSHALL or INFO): it then runs with every
 	// database locked.
@@ -83,17 +87,19 @@ func shebang(src string) (body string, flagged, noWrites bool, msg string) {
 	return src[end:], true, noWrites, ""
 }
 
-// scriptCache holds the compiled scripts by SHA1 and the interpreters.
+// scriptCache holds the scripts by SHA1 and the runtime that runs them.
 type scriptCache struct {
-	mu  sync.RWMutex
-	m   map[string]*script // guarded by mu
-	gen uint64             // guarded by mu: bumped by SCRIPT FLUSH
-	vms vmPool
+	mu sync.RWMutex
+	m  map[string]*script // guarded by mu
+	rt *lua.Runtime
 }
 
-func (sc *scriptCache) init() { sc.m = map[string]*script{} }
+func (sc *scriptCache) init(opts lua.Options) {
+	sc.m = map[string]*script{}
+	sc.rt = lua.New(opts)
+}
 
-func (sc *scriptCache) close() { sc.vms.close() }
+func (sc *scriptCache) close() { sc.rt.Close() }
 
 func (sc *scriptCache) count() int {
 	sc.mu.RLock()
@@ -101,55 +107,53 @@ func (sc *scriptCache) count() int {
 	return len(sc.m)
 }
 
-// lookup returns the script with the given lower-case SHA1 and the cache
-// generation.
-func (sc *scriptCache) lookup(sha string) (*script, uint64) {
+// lookup returns the script with the given lower-case SHA1, nil if none.
+func (sc *scriptCache) lookup(sha string) *script {
 	sc.mu.RLock()
 	defer sc.mu.RUnlock()
-	return sc.m[sha], sc.gen
+	return sc.m[sha]
 }
 
 // lookupBytes is lookup without allocating a string for sha.
-func (sc *scriptCache) lookupBytes(sha []byte) (*script, uint64) {
+func (sc *scriptCache) lookupBytes(sha []byte) *script {
 	sc.mu.RLock()
 	defer sc.mu.RUnlock()
-	return sc.m[string(sha)], sc.gen
+	return sc.m[string(sha)]
 }
 
-// load compiles src (once) and caches it, or returns the compile error.
-func (sc *scriptCache) load(src string) (*script, uint64, string) {
-	sha := sha1hex(src)
-	if s, gen := sc.lookup(sha); s != nil {
-		return s, gen, ""
+// load compiles src (once) and caches it, or returns the error reply.
+func (sc *scriptCache) load(src string) (*script, string) {
+	sha := lua.SHA1Hex(src)
+	if s := sc.lookup(sha); s != nil {
+		return s, ""
 	}
 	body, flagged, noWrites, msg := shebang(src)
 	if msg != "" {
-		return nil, 0, msg
+		return nil, msg
 	}
-	proto, msg := compile(body)
-	if proto == nil {
-		return nil, 0, msg
+	fn, err := lua.Compile(body)
+	if err != nil {
+		return nil, "ERR Error compiling script (new function): " + sanitize(err.Error())
 	}
 	l := strings.ToLower(body)
-	s := &script{sha: sha, src: src, proto: proto, allDBs: mayReachAllDBs(l), flagged: flagged, noWrites: noWrites}
+	s := &script{sha: sha, src: src, fn: fn, allDBs: mayReachAllDBs(l), flagged: flagged, noWrites: noWrites}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if old := sc.m[sha]; old != nil {
-		return old, sc.gen, ""
+		return old, ""
 	}
 	sc.m[sha] = s
-	return s, sc.gen, ""
+	return s, ""
 }
 
+// flush forgets every script, and the runtime its instances of them.
 func (sc *scriptCache) flush() {
 	sc.mu.Lock()
 	sc.m = map[string]*script{}
-	sc.gen++
 	sc.mu.Unlock()
+	sc.rt.Flush()
 }
 
-// needsAllDBs reports whether a queued command may touch databases other
-// than the selected one, so EXEC must lock them all.
 // mayReachAllDBs reports whether a script's lower-cased source names a
 // command that reaches other databases than the selected one: it then runs
 // holding them all. A name built at run time is not seen; the command then
@@ -174,6 +178,8 @@ var allDBsCommands = sync.OnceValue(func() []string {
 	return names
 })
 
+// needsAllDBs reports whether a queued command may touch databases other
+// than the selected one, so EXEC must lock them all.
 func (s *Server) needsAllDBs(cmd *command, args [][]byte) bool {
 	if cmd.flags&allDBs != 0 {
 		return true
@@ -184,7 +190,7 @@ func (s *Server) needsAllDBs(cmd *command, args [][]byte) bool {
 	if cmd.name == "eval" || cmd.name == "eval_ro" {
 		return mayReachAllDBs(strings.ToLower(string(args[1])))
 	}
-	sc, _ := s.scripts.lookup(strings.ToLower(string(args[1])))
+	sc := s.scripts.lookup(strings.ToLower(string(args[1])))
 	return sc != nil && sc.allDBs
 }
 
@@ -206,10 +212,9 @@ func cmdEval(x *call) {
 		return
 	}
 	var sc *script
-	var gen uint64
 	if x.cmd.name == "eval" || x.cmd.name == "eval_ro" {
 		var msg string
-		if sc, gen, msg = x.s.scripts.load(string(x.args[1])); sc == nil {
+		if sc, msg = x.s.scripts.load(string(x.args[1])); sc == nil {
 			x.w.errorReply(msg)
 			return
 		}
@@ -222,7 +227,7 @@ func cmdEval(x *call) {
 				}
 				lower[i] = c
 			}
-			sc, gen = x.s.scripts.lookupBytes(lower[:])
+			sc = x.s.scripts.lookupBytes(lower[:])
 		}
 		if sc == nil {
 			x.w.errorReply("NOSCRIPT No matching script. Please use EVAL.")
@@ -236,7 +241,7 @@ func cmdEval(x *call) {
 	keys := x.args[3 : 3+numkeys]
 	argv := x.args[3+numkeys:]
 	run := func(st store, txs *txSet) {
-		x.s.runScript(x, sc, gen, st, txs, keys, argv)
+		x.s.runScript(x, sc, st, txs, keys, argv)
 	}
 	if x.tx {
 		if sc.allDBs && !x.holdsAllDBs() {
@@ -268,31 +273,115 @@ func (x *call) holdsAllDBs() bool {
 	return true
 }
 
-// runScript runs sc on an interpreter from the pool.
-func (s *Server) runScript(x *call, sc *script, gen uint64, st store, txs *txSet, keys, argv [][]byte) {
-	v := s.scripts.vms.get()
-	if v.gen != gen {
-		clear(v.fns)
-		v.gen = gen
+// runScript runs sc on the runtime, inside the section the caller holds
+// (st, and txs for the databases a section holds).
+func (s *Server) runScript(x *call, sc *script, st store, txs *txSet, keys, argv [][]byte) {
+	run := scriptRuns.Get().(*scriptRun)
+	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, out: x.w,
+		readOnly: sc.noWrites || strings.HasSuffix(x.cmd.name, "_ro")}
+	in := lua.Input{SHA: sc.sha, Keys: keys, Argv: argv, Timeout: s.scriptLimit, Memory: s.scriptMemory}
+	if err := s.scripts.rt.Run(sc.fn, in, run, run); err != nil {
+		if p, ok := err.(*lua.PanicError); ok {
+			s.recordPanic("eval", p.Value, []byte(p.Stack))
+			x.c.quit = true
+		}
 	}
-	fn := v.fns[sc.sha]
-	if fn == nil {
-		fn = v.L.NewFunctionFromProto(sc.proto)
-		v.fns[sc.sha] = fn
-	}
-	run := &v.runBuf
-	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, sha: sc.sha, resp: 2,
-		readOnly: sc.noWrites || strings.HasSuffix(x.cmd.name, "_ro"), argv: run.argv[:0], rep: luaReplier{stack: run.rep.stack[:0]}}
-	v.execute(fn, run, keys, argv, x.w)
-	if v.killed || !v.clean() {
-		v.close() // killed, or the script changed shared tables
-		return
-	}
-	s.scripts.vms.put(v)
+	*run = scriptRun{}
+	scriptRuns.Put(run)
 }
 
+// scriptRuns recycles scriptRuns, which would otherwise cost an
+// allocation per script call.
+var scriptRuns = sync.Pool{New: func() any { return new(scriptRun) }}
+
+// scriptRun is a running script as the server sees it: the client running
+// it, the database it has selected (SELECT inside a script changes only
+// the script's), and the section it runs in. It is the runtime's Caller,
+// and its Writer, which writes the script's result to the client.
+type scriptRun struct {
+	s        *Server
+	c        *conn
+	db       int
+	st       store
+	txs      *txSet
+	readOnly bool    // EVAL_RO, EVALSHA_RO, or a no-writes script
+	out      replier // the client's, for the script's result
+	x        call    // reused for redis.call
+}
+
+var (
+	_ lua.Caller = (*scriptRun)(nil)
+	_ lua.Writer = (*scriptRun)(nil)
+)
+
+// Call runs a command for redis.call or redis.pcall inside the script's
+// section, with Redis's checks and errors for a command the script may not
+// run.
+func (run *scriptRun) Call(args [][]byte, r *lua.Reply) {
+	w := scriptReply{r}
+	cmd, _ := lookup(args)
+	if cmd == nil {
+		c := find(commandTable, args[0])
+		if c == nil || (c.subs != nil && len(args) > 1 && find(c.subs, args[1]) == nil) {
+			w.errorReply("ERR Unknown Redis command called from script")
+			return
+		}
+		w.errorReply("ERR Wrong number of args calling Redis command from script")
+		return
+	}
+	if cmd.flags&noScript != 0 {
+		w.errorReply("ERR This Redis command is not allowed from script")
+		return
+	}
+	if run.readOnly && cmd.flags&write != 0 {
+		w.errorReply("ERR Write commands are not allowed from read-only scripts.")
+		return
+	}
+	x := &run.x
+	*x = call{s: run.s, c: run.c, w: w, args: args, db: run.db, st: run.st, cmd: cmd, tx: true, txs: run.txs, lua: run}
+	run.s.commands.Add(1)
+	if runContained(x) {
+		r.Reset()
+		w.errorReply(panicReply(cmd.name))
+	}
+}
+
+// The script's result, converted by the runtime, goes to the client.
+
+func (run *scriptRun) Simple(s string)     { run.out.simple(s) }
+func (run *scriptRun) Error(s string)      { run.out.errorReply(s) }
+func (run *scriptRun) Int(n int64)         { run.out.int(n) }
+func (run *scriptRun) BulkString(s string) { run.out.bulkString(s) }
+func (run *scriptRun) Null()               { run.out.null() }
+func (run *scriptRun) Bool(b bool)         { run.out.boolean(b) }
+func (run *scriptRun) Double(f float64)    { run.out.double(f) }
+func (run *scriptRun) Array(n int)         { run.out.array(n) }
+func (run *scriptRun) Map(n int)           { run.out.mapHeader(n) }
+func (run *scriptRun) Set(n int)           { run.out.set(n) }
+
+// scriptReply is the replier of a command a script called: it hands the
+// reply to the runtime, which makes it a Lua value.
+type scriptReply struct{ r *lua.Reply }
+
+var _ replier = scriptReply{}
+
+func (w scriptReply) simple(s string)     { w.r.Simple(s) }
+func (w scriptReply) errorReply(s string) { w.r.Error(s) }
+func (w scriptReply) int(n int64)         { w.r.Int(n) }
+func (w scriptReply) bulk(b []byte)       { w.r.Bulk(b) }
+func (w scriptReply) bulkString(s string) { w.r.BulkString(s) }
+func (w scriptReply) null()               { w.r.Null() }
+func (w scriptReply) nullArray()          { w.r.NullArray() }
+func (w scriptReply) array(n int)         { w.r.Array(n) }
+func (w scriptReply) mapHeader(n int)     { w.r.Map(n) }
+func (w scriptReply) set(n int)           { w.r.Set(n) }
+func (w scriptReply) double(f float64)    { w.r.Double(f) }
+func (w scriptReply) boolean(b bool)      { w.r.Bool(b) }
+func (w scriptReply) verbatim(s string)   { w.r.Verbatim(s) }
+func (w scriptReply) resp3() bool         { return w.r.RESP3() }
+
 func cmdScriptLoad(x *call) {
-	sc, _, msg := x.s.scripts.load(string(x.args[2]))
+	sc, msg := x.s.scripts.load(string(x.args[2]))
 	if sc == nil {
 		x.w.errorReply(msg)
 		return
@@ -303,7 +392,7 @@ func cmdScriptLoad(x *call) {
 func cmdScriptExists(x *call) {
 	x.w.array(len(x.args) - 2)
 	for _, a := range x.args[2:] {
-		if sc, _ := x.s.scripts.lookup(strings.ToLower(string(a))); sc != nil {
+		if sc := x.s.scripts.lookup(strings.ToLower(string(a))); sc != nil {
 			x.w.int(1)
 		} else {
 			x.w.int(0)

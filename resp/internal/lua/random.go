@@ -1,11 +1,12 @@
-package resp
+package lua
 
 // This file holds math.random and math.randomseed. Redis replaces Lua's
 // (which call the C library's rand) with the 48-bit linear congruential
 // generator of POSIX lrand48, whose sequence is the same on every system:
-// one generator for the whole server, never reset between scripts, so a
-// script that seeds it gets the sequence Redis gives for that seed, and an
-// unseeded server starts from lrand48's standard initial state.
+// one generator for the Runtime (a server has one), never reset between
+// scripts, so a script that seeds it gets the sequence Redis gives for that
+// seed, and an unseeded Runtime starts from lrand48's standard initial
+// state.
 
 import (
 	"math"
@@ -23,13 +24,12 @@ const (
 	randMax = 1<<31 - 1
 )
 
-// lcg is the server's generator. It is safe for concurrent use.
+// lcg is a Runtime's generator. It is safe for concurrent use; New sets
+// its state to lcgStart.
 type lcg struct {
 	mu sync.Mutex
 	x  uint64 // the 48-bit state; guarded by mu
 }
-
-func newLCG() *lcg { return &lcg{x: lcgStart} }
 
 // next advances the state and returns its top 31 bits, as lrand48.
 func (g *lcg) next() uint32 {
@@ -47,12 +47,12 @@ func (g *lcg) seed(s int32) {
 	g.mu.Unlock()
 }
 
-// mathRandom is Lua 5.1's math.random over the server's generator: with no
+// mathRandom is Lua 5.1's math.random over the Runtime's generator: with no
 // argument a number in [0, 1), with u one in [1, u], with l and u one in
 // [l, u]; an empty interval or a third argument is an error (gopher-lua's
 // panicked inside Go's rand for an empty one).
 func (v *vm) mathRandom(L *lua.LState) int {
-	r := float64(v.run.s.rand.next()%randMax) / randMax
+	r := float64(v.rt.rand.next()%randMax) / randMax
 	switch L.GetTop() {
 	case 0:
 		L.Push(lua.LNumber(r))
@@ -74,9 +74,9 @@ func (v *vm) mathRandom(L *lua.LState) int {
 	return 1
 }
 
-// mathRandomSeed is math.randomseed: it seeds the server's generator with
+// mathRandomSeed is math.randomseed: it seeds the Runtime's generator with
 // its argument as a C int.
 func (v *vm) mathRandomSeed(L *lua.LState) int {
-	v.run.s.rand.seed(luaCInt(L, 1, "randomseed"))
+	v.rt.rand.seed(luaCInt(L, 1, "randomseed"))
 	return 0
 }

@@ -1,4 +1,4 @@
-package resp_test
+package lua_test
 
 import (
 	"bytes"
@@ -452,14 +452,14 @@ func randomFormatCase(r *rand.Rand) (format, value, base string) {
 func TestLuaLibMatchesRedis(t *testing.T) {
 	rs := redistest.Start(t)
 	ns := resp.NewT(t, resp.Options{})
-	a, b := dialRaw(t, rs.Addr), dialRaw(t, ns.Addr())
+	a, b := redistest.Dial(t, rs.Addr), redistest.Dial(t, ns.Addr())
 	same := func(args ...string) {
 		t.Helper()
-		ra, err := a.do(args)
+		ra, err := a.Do(args)
 		if err != nil {
 			t.Fatalf("redis-server: %v", err)
 		}
-		rb, err := b.do(args)
+		rb, err := b.Do(args)
 		if err != nil {
 			t.Fatalf("nxkv-server: %v", err)
 		}

@@ -1,4 +1,4 @@
-package resp
+package lua
 
 // This file holds Lua 5.1's conversions between numbers and strings, and
 // the builtins that rest on them, where gopher-lua's differ from the Lua
@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/nxkv/nxkv/resp/internal/cnum"
 )
 
 // cString is s up to its first NUL byte: what Lua's C library sees.
@@ -229,7 +231,7 @@ func strtoul(s string, base int) (uint64, int) {
 // formatLuaNumber formats f as Lua 5.1's tostring does ("%.14g", with the C
 // library's inf, -inf, nan and -nan).
 func formatLuaNumber(f float64) string {
-	if s, ok := formatNonFinite(f); ok {
+	if s, ok := cnum.FormatNonFinite(f); ok {
 		return s
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e14 { // at most 14 digits: exact
@@ -460,7 +462,7 @@ func (v *vm) tableConcat(L *lua.LState) int {
 	}
 	i := optCInt(L, 3, "concat", 1)
 	last := optCInt(L, 4, "concat", int32(t.Len()))
-	limit := v.run.s.maxBulk()
+	limit := v.rt.maxBulk
 	var b strings.Builder
 	for k := int64(i); k <= int64(last); k++ {
 		s, ok := toStringArg(t.RawGetInt(int(k)))
