@@ -9,28 +9,6 @@ import (
 	"time"
 )
 
-func init() {
-	register(
-		&command{name: "ping", arity: -1, fn: cmdPing},
-		&command{name: "echo", arity: 2, fn: cmdEcho},
-		&command{name: "hello", arity: -1, flags: noAuth | noScript, fn: cmdHello},
-		&command{name: "auth", arity: -2, flags: noAuth | noScript, fn: cmdAuth},
-		&command{name: "quit", arity: -1, flags: noAuth | noScript | noQueue, fn: cmdQuit},
-		&command{name: "reset", arity: 1, flags: noAuth | noScript | noQueue, fn: cmdReset},
-		&command{name: "client", arity: -2, flags: noScript},
-		&command{name: "client|id", arity: 2, flags: noScript, fn: cmdClientID},
-		&command{name: "client|getname", arity: 2, flags: noScript, fn: cmdClientGetName},
-		&command{name: "client|setname", arity: 3, flags: noScript, fn: cmdClientSetName},
-		&command{name: "client|setinfo", arity: 4, flags: noScript, fn: cmdClientSetInfo},
-		&command{name: "client|tracking", arity: -3, flags: noScript, fn: cmdClientTracking},
-		&command{name: "client|caching", arity: 3, flags: noScript, fn: cmdClientCaching},
-		&command{name: "client|info", arity: 2, flags: noScript, fn: cmdClientInfo},
-		&command{name: "client|list", arity: -2, flags: noScript, fn: cmdClientList},
-		&command{name: "client|no-evict", arity: 3, flags: noScript, fn: cmdClientOnOff},
-		&command{name: "client|no-touch", arity: 3, flags: noScript, fn: cmdClientOnOff},
-	)
-}
-
 func cmdPing(x *call) {
 	switch len(x.args) {
 	case 1:

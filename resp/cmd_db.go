@@ -11,17 +11,6 @@ import (
 	"github.com/nxkv/nxkv/engine"
 )
 
-func init() {
-	register(
-		&command{name: "select", arity: 2, flags: allDBs, fn: cmdSelect},
-		&command{name: "dbsize", arity: 1, fn: cmdDBSize},
-		&command{name: "randomkey", arity: 1, fn: cmdRandomKey},
-		&command{name: "swapdb", arity: 3, flags: write | allDBs, fn: cmdSwapDB},
-		&command{name: "flushdb", arity: -1, flags: write, fn: cmdFlushDB},
-		&command{name: "flushall", arity: -1, flags: write | allDBs, fn: cmdFlushDB},
-	)
-}
-
 // cmdSelect changes the database of the client, or only of the running
 // script inside Lua (as Redis 7 does).
 func cmdSelect(x *call) {

@@ -9,20 +9,6 @@ import (
 	"github.com/nxkv/nxkv/engine"
 )
 
-func init() {
-	register(
-		&command{name: "expire", arity: -3, flags: write, fn: cmdExpire},
-		&command{name: "pexpire", arity: -3, flags: write, fn: cmdExpire},
-		&command{name: "expireat", arity: -3, flags: write, fn: cmdExpire},
-		&command{name: "pexpireat", arity: -3, flags: write, fn: cmdExpire},
-		&command{name: "ttl", arity: 2, fn: cmdTTL},
-		&command{name: "pttl", arity: 2, fn: cmdTTL},
-		&command{name: "expiretime", arity: 2, fn: cmdExpireTime},
-		&command{name: "pexpiretime", arity: 2, fn: cmdExpireTime},
-		&command{name: "persist", arity: 2, flags: write, fn: cmdPersist},
-	)
-}
-
 // EXPIRE condition flags.
 const (
 	expNX = 1 << iota

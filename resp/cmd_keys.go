@@ -11,21 +11,6 @@ import (
 	"github.com/nxkv/nxkv/engine"
 )
 
-func init() {
-	register(
-		&command{name: "del", arity: -2, flags: write, fn: cmdDel},
-		&command{name: "unlink", arity: -2, flags: write, fn: cmdDel},
-		&command{name: "exists", arity: -2, fn: cmdExists},
-		&command{name: "type", arity: 2, fn: cmdType},
-		&command{name: "keys", arity: 2, fn: cmdKeys},
-		&command{name: "scan", arity: -2, fn: cmdScan},
-		&command{name: "rename", arity: 3, flags: write, fn: cmdRename},
-		&command{name: "renamenx", arity: 3, flags: write, fn: cmdRename},
-		&command{name: "copy", arity: -3, flags: write | allDBs, fn: cmdCopy},
-		&command{name: "move", arity: 3, flags: write | allDBs, fn: cmdMove},
-	)
-}
-
 func cmdDel(x *call) {
 	if len(x.args) == 2 {
 		x.w.int(int64(x.st.Del(x.key(1))))

@@ -18,22 +18,6 @@ import (
 // documentation lists (SET IFEQ/IFNE, DELEX, CLIENT SETINFO).
 const RedisVersion = "7.0.15"
 
-func init() {
-	register(
-		&command{name: "time", arity: 1, fn: cmdTime},
-		&command{name: "info", arity: -1, flags: allDBs, fn: cmdInfo},
-		&command{name: "command", arity: -1, fn: cmdCommand},
-		&command{name: "command|count", arity: 2, fn: cmdCommandCount},
-		&command{name: "command|list", arity: -2, fn: cmdCommandList},
-		&command{name: "command|info", arity: -2, fn: cmdCommandInfo},
-		&command{name: "command|docs", arity: -2, fn: cmdCommandDocs},
-		&command{name: "config", arity: -2, flags: noScript},
-		&command{name: "config|get", arity: -3, flags: noScript, fn: cmdConfigGet},
-		&command{name: "config|set", arity: -4, flags: noScript, fn: cmdConfigSet},
-		&command{name: "config|resetstat", arity: 2, flags: noScript, fn: cmdConfigResetStat},
-	)
-}
-
 // cmdTime replies the current time of the engine's clock (frozen inside a
 // transaction or script), as seconds and microseconds.
 func cmdTime(x *call) {
@@ -52,7 +36,7 @@ var infoSections = []struct {
 }{
 	{"server", true}, {"clients", true}, {"memory", true}, {"persistence", true},
 	{"stats", true}, {"replication", true}, {"cpu", true}, {"modules", true},
-	{"errorstats", true}, {"cluster", true}, {"keyspace", true},
+	{"commandstats", false}, {"errorstats", true}, {"cluster", true}, {"keyspace", true},
 }
 
 func cmdInfo(x *call) {
@@ -191,6 +175,9 @@ func (x *call) infoSection(name string) string {
 		line("used_cpu_user", strconv.FormatFloat(user, 'f', 6, 64))
 	case "modules":
 		b.WriteString("# Modules\r\n")
+	case "commandstats":
+		b.WriteString("# Commandstats\r\n")
+		s.writeCommandStats(&b)
 	case "errorstats":
 		b.WriteString("# Errorstats\r\n")
 		counts := s.errs.snapshot()
@@ -244,135 +231,6 @@ func humanBytes(n int64) string {
 	default:
 		return strconv.FormatFloat(f/(1<<30), 'f', 2, 64) + "G"
 	}
-}
-
-// commandNames returns the table's top-level names, sorted.
-func commandNames() []string {
-	names := make([]string, 0, len(commandTable))
-	for n := range commandTable {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func cmdCommand(x *call) {
-	if len(x.args) > 1 {
-		// Only the subcommands above exist; lookup rejected the others.
-		x.w.errorReply("ERR unknown subcommand '" + sanitize(truncate(string(x.args[1]), 128)) + "'. Try COMMAND HELP.")
-		return
-	}
-	names := commandNames()
-	x.w.array(len(names))
-	for _, n := range names {
-		writeCommandInfo(x.w, commandTable[n])
-	}
-}
-
-func cmdCommandCount(x *call) { x.w.int(int64(len(commandTable))) }
-
-func cmdCommandList(x *call) {
-	names := commandNames()
-	x.w.array(len(names))
-	for _, n := range names {
-		x.w.bulkString(n)
-	}
-}
-
-func cmdCommandInfo(x *call) {
-	names := x.args[2:]
-	if len(names) == 0 {
-		cmdCommand(&call{s: x.s, c: x.c, w: x.w, args: x.args[:1]})
-		return
-	}
-	x.w.array(len(names))
-	for _, n := range names {
-		if c := find(commandTable, n); c != nil {
-			writeCommandInfo(x.w, c)
-		} else {
-			x.w.null()
-		}
-	}
-}
-
-// cmdCommandDocs replies a short doc map per command (summary and group),
-// enough for redis-cli's hints.
-func cmdCommandDocs(x *call) {
-	var cmds []*command
-	if len(x.args) == 2 {
-		for _, n := range commandNames() {
-			cmds = append(cmds, commandTable[n])
-		}
-	} else {
-		for _, n := range x.args[2:] {
-			if c := find(commandTable, n); c != nil {
-				cmds = append(cmds, c)
-			}
-		}
-	}
-	x.w.mapHeader(len(cmds))
-	for _, c := range cmds {
-		x.w.bulkString(c.name)
-		x.w.mapHeader(2)
-		x.w.bulkString("summary")
-		x.w.bulkString("nxkv implements " + strings.ToUpper(c.name) + " with Redis semantics")
-		x.w.bulkString("group")
-		x.w.bulkString("generic")
-	}
-}
-
-// keySpecs gives first key, last key and step of commands whose keys are
-// not just argument 1.
-var keySpecs = map[string][3]int{
-	"mget": {1, -1, 1}, "mset": {1, -1, 2}, "msetnx": {1, -1, 2},
-	"del": {1, -1, 1}, "unlink": {1, -1, 1}, "exists": {1, -1, 1}, "watch": {1, -1, 1},
-	"rename": {1, 2, 1}, "renamenx": {1, 2, 1}, "copy": {1, 2, 1},
-}
-
-// keyless lists the commands without key arguments.
-var keyless = map[string]bool{
-	"ping": true, "echo": true, "hello": true, "auth": true, "quit": true, "reset": true,
-	"client": true, "time": true, "info": true, "command": true, "config": true,
-	"select": true, "dbsize": true, "flushdb": true, "flushall": true, "multi": true,
-	"exec": true, "discard": true, "unwatch": true, "keys": true, "scan": true,
-	"eval": true, "evalsha": true, "eval_ro": true, "evalsha_ro": true, "script": true,
-}
-
-// writeCommandInfo writes one COMMAND INFO entry (Redis 7's ten fields).
-func writeCommandInfo(w replier, c *command) {
-	w.array(10)
-	w.bulkString(c.name)
-	w.int(int64(c.arity))
-	var flags []string
-	if c.flags&write != 0 {
-		flags = append(flags, "write")
-	} else if !keyless[c.name] {
-		flags = append(flags, "readonly")
-	}
-	if c.flags&noScript != 0 {
-		flags = append(flags, "noscript")
-	}
-	if c.flags&noAuth != 0 {
-		flags = append(flags, "no_auth")
-	}
-	if strings.HasPrefix(c.name, "eval") {
-		flags = append(flags, "movablekeys")
-	}
-	w.set(len(flags))
-	for _, f := range flags {
-		w.simple(f)
-	}
-	spec, ok := keySpecs[c.name]
-	if !ok && !keyless[c.name] {
-		spec = [3]int{1, 1, 1}
-	}
-	for _, n := range spec {
-		w.int(int64(n))
-	}
-	w.set(0) // ACL categories
-	w.array(0)
-	w.array(0)
-	w.array(0)
 }
 
 // configGet returns the configuration parameters CONFIG GET reports.
@@ -453,5 +311,6 @@ func cmdConfigSet(x *call) {
 func cmdConfigResetStat(x *call) {
 	x.s.commands.Store(0)
 	x.s.errs.reset()
+	x.s.resetCommandStats()
 	x.w.simple("OK")
 }

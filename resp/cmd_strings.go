@@ -11,32 +11,6 @@ import (
 	"github.com/nxkv/nxkv/engine"
 )
 
-func init() {
-	register(
-		&command{name: "get", arity: 2, fn: cmdGet},
-		&command{name: "set", arity: -3, flags: write, fn: cmdSet},
-		&command{name: "setnx", arity: 3, flags: write, fn: cmdSetNX},
-		&command{name: "setex", arity: 4, flags: write, fn: cmdSetEX},
-		&command{name: "psetex", arity: 4, flags: write, fn: cmdSetEX},
-		&command{name: "getset", arity: 3, flags: write, fn: cmdGetSet},
-		&command{name: "getdel", arity: 2, flags: write, fn: cmdGetDel},
-		&command{name: "getex", arity: -2, flags: write, fn: cmdGetEX},
-		&command{name: "mget", arity: -2, fn: cmdMGet},
-		&command{name: "mset", arity: -3, flags: write, fn: cmdMSet},
-		&command{name: "msetnx", arity: -3, flags: write, fn: cmdMSet},
-		&command{name: "getrange", arity: 4, fn: cmdGetRange},
-		&command{name: "substr", arity: 4, fn: cmdGetRange},
-		&command{name: "setrange", arity: 4, flags: write, fn: cmdSetRange},
-		&command{name: "strlen", arity: 2, fn: cmdStrlen},
-		&command{name: "append", arity: 3, flags: write, fn: cmdAppend},
-		&command{name: "incr", arity: 2, flags: write, fn: cmdIncr},
-		&command{name: "decr", arity: 2, flags: write, fn: cmdIncr},
-		&command{name: "incrby", arity: 3, flags: write, fn: cmdIncrBy},
-		&command{name: "decrby", arity: 3, flags: write, fn: cmdIncrBy},
-		&command{name: "incrbyfloat", arity: 3, flags: write, fn: cmdIncrByFloat},
-	)
-}
-
 func cmdGet(x *call) {
 	v, ok := x.st.Get(x.key(1))
 	if !ok {

@@ -88,6 +88,18 @@
 // beyond the engine's range (after the year 2262), which Redis would
 // accept, is an error rather than a different deadline.
 //
+// # Commands
+//
+// The commands the server implements are listed, by group, with the Redis
+// version that introduced each and where nxkv's differs, in COMMANDS.md
+// (https://github.com/nxkv/nxkv/blob/main/resp/COMMANDS.md), which is
+// generated from the server's command table. The same table answers
+// COMMAND (COUNT, LIST, INFO, DOCS, GETKEYS), whose facts (arity, flags,
+// key positions, ACL categories, group, version) are Redis 7.0.15's; it
+// does not describe key specifications or arguments, and its summaries are
+// nxkv's. INFO commandstats counts each command's calls, time, rejected
+// and failed calls as Redis does.
+//
 // # Lua
 //
 // Scripts run on github.com/yuin/gopher-lua with Redis 7's environment:
@@ -159,3 +171,5 @@
 // directly; InjectFault and SetError make commands fail or connections
 // drop.
 package resp
+
+//go:generate go test -run ^TestCommandsDocUpToDate$ -update .

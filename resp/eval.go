@@ -15,20 +15,6 @@ import (
 	"github.com/nxkv/nxkv/resp/internal/lua"
 )
 
-func init() {
-	register(
-		&command{name: "eval", arity: -3, flags: noScript, fn: cmdEval},
-		&command{name: "evalsha", arity: -3, flags: noScript, fn: cmdEval},
-		&command{name: "eval_ro", arity: -3, flags: noScript, fn: cmdEval},
-		&command{name: "evalsha_ro", arity: -3, flags: noScript, fn: cmdEval},
-		&command{name: "script", arity: -2, flags: noScript},
-		&command{name: "script|load", arity: 3, flags: noScript, fn: cmdScriptLoad},
-		&command{name: "script|exists", arity: -3, flags: noScript, fn: cmdScriptExists},
-		&command{name: "script|flush", arity: -2, flags: noScript, fn: cmdScriptFlush},
-		&command{name: "script|kill", arity: 2, flags: noScript, fn: cmdScriptKill},
-	)
-}
-
 // script is a cached script: its source and compiled body, and what the
 // server must know to run it.
 type script struct {
@@ -297,7 +283,8 @@ var scriptRuns = sync.Pool{New: func() any { return new(scriptRun) }}
 // scriptRun is a running script as the server sees it: the client running
 // it, the database it has selected (SELECT inside a script changes only
 // the script's), and the section it runs in. It is the runtime's Caller,
-// and its Writer, which writes the script's result to the client.
+// its Writer, which writes the script's result to the client, and the
+// replier of the commands the script calls.
 type scriptRun struct {
 	s        *Server
 	c        *conn
@@ -307,43 +294,73 @@ type scriptRun struct {
 	readOnly bool    // EVAL_RO, EVALSHA_RO, or a no-writes script
 	out      replier // the client's, for the script's result
 	x        call    // reused for redis.call
+	// rep is the reply of the command the script is calling, which
+	// scriptRun, as that command's replier, writes to.
+	rep   *lua.Reply
+	fresh int // error replies to the script since the last takeErrors
 }
 
 var (
 	_ lua.Caller = (*scriptRun)(nil)
 	_ lua.Writer = (*scriptRun)(nil)
+	_ replier    = (*scriptRun)(nil)
 )
 
 // Call runs a command for redis.call or redis.pcall inside the script's
 // section, with Redis's checks and errors for a command the script may not
-// run.
+// run (which count as rejected calls of it).
 func (run *scriptRun) Call(args [][]byte, r *lua.Reply) {
-	w := scriptReply{r}
-	cmd, _ := lookup(args)
-	if cmd == nil {
-		c := find(commandTable, args[0])
-		if c == nil || (c.subs != nil && len(args) > 1 && find(c.subs, args[1]) == nil) {
-			w.errorReply("ERR Unknown Redis command called from script")
-			return
-		}
-		w.errorReply("ERR Wrong number of args calling Redis command from script")
+	run.rep = r
+	cmd, msg := lookup(args)
+	switch {
+	case cmd == nil:
+		run.errorReply("ERR Unknown Redis command called from script")
 		return
+	case msg != "":
+		msg = "ERR Wrong number of args calling Redis command from script"
+	case cmd.flags&noScript != 0:
+		msg = "ERR This Redis command is not allowed from script"
+	case run.readOnly && cmd.flags&write != 0:
+		msg = "ERR Write commands are not allowed from read-only scripts."
 	}
-	if cmd.flags&noScript != 0 {
-		w.errorReply("ERR This Redis command is not allowed from script")
-		return
-	}
-	if run.readOnly && cmd.flags&write != 0 {
-		w.errorReply("ERR Write commands are not allowed from read-only scripts.")
+	if msg != "" {
+		run.s.stats(cmd).rejected.Add(1)
+		run.errorReply(msg)
 		return
 	}
 	x := &run.x
-	*x = call{s: run.s, c: run.c, w: w, args: args, db: run.db, st: run.st, cmd: cmd, tx: true, txs: run.txs, lua: run}
+	*x = call{s: run.s, c: run.c, w: run, args: args, db: run.db, st: run.st, cmd: cmd, tx: true, txs: run.txs, lua: run}
 	run.s.commands.Add(1)
 	if runContained(x) {
 		r.Reset()
-		w.errorReply(panicReply(cmd.name))
+		run.errorReply(panicReply(cmd.name))
 	}
+}
+
+// A command a script calls replies to the runtime, which makes the reply a
+// Lua value.
+
+func (run *scriptRun) simple(s string) { run.rep.Simple(s) }
+func (run *scriptRun) errorReply(s string) {
+	run.fresh++
+	run.rep.Error(s)
+}
+func (run *scriptRun) int(n int64)         { run.rep.Int(n) }
+func (run *scriptRun) bulk(b []byte)       { run.rep.Bulk(b) }
+func (run *scriptRun) bulkString(s string) { run.rep.BulkString(s) }
+func (run *scriptRun) null()               { run.rep.Null() }
+func (run *scriptRun) nullArray()          { run.rep.NullArray() }
+func (run *scriptRun) array(n int)         { run.rep.Array(n) }
+func (run *scriptRun) mapHeader(n int)     { run.rep.Map(n) }
+func (run *scriptRun) set(n int)           { run.rep.Set(n) }
+func (run *scriptRun) double(f float64)    { run.rep.Double(f) }
+func (run *scriptRun) boolean(b bool)      { run.rep.Bool(b) }
+func (run *scriptRun) verbatim(s string)   { run.rep.Verbatim(s) }
+func (run *scriptRun) resp3() bool         { return run.rep.RESP3() }
+func (run *scriptRun) takeErrors() int {
+	n := run.fresh
+	run.fresh = 0
+	return n
 }
 
 // The script's result, converted by the runtime, goes to the client.
@@ -358,27 +375,6 @@ func (run *scriptRun) Double(f float64)    { run.out.double(f) }
 func (run *scriptRun) Array(n int)         { run.out.array(n) }
 func (run *scriptRun) Map(n int)           { run.out.mapHeader(n) }
 func (run *scriptRun) Set(n int)           { run.out.set(n) }
-
-// scriptReply is the replier of a command a script called: it hands the
-// reply to the runtime, which makes it a Lua value.
-type scriptReply struct{ r *lua.Reply }
-
-var _ replier = scriptReply{}
-
-func (w scriptReply) simple(s string)     { w.r.Simple(s) }
-func (w scriptReply) errorReply(s string) { w.r.Error(s) }
-func (w scriptReply) int(n int64)         { w.r.Int(n) }
-func (w scriptReply) bulk(b []byte)       { w.r.Bulk(b) }
-func (w scriptReply) bulkString(s string) { w.r.BulkString(s) }
-func (w scriptReply) null()               { w.r.Null() }
-func (w scriptReply) nullArray()          { w.r.NullArray() }
-func (w scriptReply) array(n int)         { w.r.Array(n) }
-func (w scriptReply) mapHeader(n int)     { w.r.Map(n) }
-func (w scriptReply) set(n int)           { w.r.Set(n) }
-func (w scriptReply) double(f float64)    { w.r.Double(f) }
-func (w scriptReply) boolean(b bool)      { w.r.Bool(b) }
-func (w scriptReply) verbatim(s string)   { w.r.Verbatim(s) }
-func (w scriptReply) resp3() bool         { return w.r.RESP3() }
 
 func cmdScriptLoad(x *call) {
 	sc, msg := x.s.scripts.load(string(x.args[2]))

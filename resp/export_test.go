@@ -141,3 +141,13 @@ func CommandNames() []string {
 	}
 	return names
 }
+
+// PlantCommandBug declares the command name in the group "generic" and
+// without the fast flag until undo is called (a planted bug for the
+// command table's differential test).
+func PlantCommandBug(name string) (undo func()) {
+	c := commandTable[name]
+	group, flags := c.group, c.flags
+	c.group, c.flags = "generic", c.flags&^fast
+	return func() { c.group, c.flags = group, flags }
+}

@@ -7,10 +7,6 @@ package resp
 
 import "math"
 
-func init() {
-	register(&command{name: "lcs", arity: -3, fn: cmdLCS})
-}
-
 // cmdLCS is LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN].
 // A missing key counts as the empty string.
 func cmdLCS(x *call) {

@@ -82,7 +82,7 @@ func runContained(x *call) (panicked bool) {
 			panicked = true
 		}
 	}()
-	x.cmd.fn(x)
+	execute(x)
 	return false
 }
 
@@ -95,7 +95,7 @@ func runQueued(x *call) {
 			panic(x.s.recordPanic(x.cmd.name, v, debug.Stack()))
 		}
 	}()
-	x.cmd.fn(x)
+	execute(x)
 }
 
 // panicReply is the error a client gets from a command that panicked,

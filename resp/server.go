@@ -83,10 +83,11 @@ type Server struct {
 	commands atomic.Int64           // commands processed, for INFO
 	conns0   atomic.Int64           // connections accepted, for INFO
 
-	scripts scriptCache
-	faults  faults
-	panics  panicLog
-	errs    errorStats
+	scripts  scriptCache
+	faults   faults
+	cmdStats []cmdStats // by command id, for INFO commandstats
+	panics   panicLog
+	errs     errorStats
 
 	// unlockedScripts, set only by the package's tests (export_test.go),
 	// plants a bug: scripts run without their atomic section, each
@@ -124,6 +125,7 @@ func New(opts Options) *Server {
 	_, _ = rand.Read(id[:])
 	s.runID = hex.EncodeToString(id[:])
 	s.scripts.init(lua.Options{MaxBulk: s.maxBulk(), Version: RedisVersion})
+	s.cmdStats = make([]cmdStats, len(allCommands))
 	return s
 }
 

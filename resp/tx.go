@@ -9,16 +9,6 @@ import (
 	"github.com/nxkv/nxkv/engine"
 )
 
-func init() {
-	register(
-		&command{name: "multi", arity: 1, flags: noScript | noQueue, fn: cmdMulti},
-		&command{name: "exec", arity: 1, flags: noScript | noQueue, fn: cmdExec},
-		&command{name: "discard", arity: 1, flags: noScript | noQueue, fn: cmdDiscard},
-		&command{name: "watch", arity: -2, flags: noScript | noQueue, fn: cmdWatch},
-		&command{name: "unwatch", arity: 1, flags: noScript, fn: cmdUnwatch},
-	)
-}
-
 // multiState is a transaction being queued.
 type multiState struct {
 	cmds  []queued

@@ -38,6 +38,9 @@ type replier interface {
 	verbatim(s string)
 	// resp3 reports whether RESP3 shapes are in use.
 	resp3() bool
+	// takeErrors returns the number of error replies sent since its last
+	// call (for INFO commandstats).
+	takeErrors() int
 }
 
 // writer buffers one connection's replies; the connection flushes it to
@@ -46,11 +49,18 @@ type writer struct {
 	buf   []byte
 	proto int         // 2 or 3
 	errs  *errorStats // counts error replies; nil counts nothing
+	fresh int         // error replies since the last takeErrors
 }
 
 var _ replier = (*writer)(nil)
 
 func (w *writer) resp3() bool { return w.proto == 3 }
+
+func (w *writer) takeErrors() int {
+	n := w.fresh
+	w.fresh = 0
+	return n
+}
 
 func (w *writer) simple(s string) {
 	w.buf = append(w.buf, '+')
@@ -59,6 +69,7 @@ func (w *writer) simple(s string) {
 }
 
 func (w *writer) errorReply(s string) {
+	w.fresh++
 	if w.errs != nil {
 		w.errs.count(s)
 	}
