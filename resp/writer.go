@@ -1,9 +1,13 @@
 package resp
 
-// This file encodes replies in RESP2 or RESP3.
+// This file encodes replies in RESP2 or RESP3, and counts error replies
+// by code for INFO errorstats.
 
 import (
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/nxkv/nxkv/resp/internal/cnum"
 )
@@ -168,4 +172,64 @@ func (w *writer) verbatim(s string) {
 	w.buf = append(w.buf, "txt:"...)
 	w.buf = append(w.buf, s...)
 	w.buf = append(w.buf, '\r', '\n')
+}
+
+// maxErrorKinds is how many different error codes INFO errorstats counts
+// before it stops, as Redis's ERROR_STATS_NUMBER.
+const maxErrorKinds = 128
+
+// errorStats counts error replies by their code (the first word: ERR,
+// WRONGTYPE, NOSCRIPT, ...) for INFO errorstats and total_error_replies.
+type errorStats struct {
+	total    atomic.Int64
+	mu       sync.Mutex
+	byCode   map[string]int64 // guarded by mu
+	disabled bool             // guarded by mu: past maxErrorKinds codes
+}
+
+// count records one error reply whose text is msg.
+func (es *errorStats) count(msg string) {
+	es.total.Add(1)
+	code := msg
+	if i := strings.IndexByte(msg, ' '); i >= 0 {
+		code = msg[:i]
+	}
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.disabled {
+		return
+	}
+	if _, ok := es.byCode[code]; !ok {
+		if es.byCode == nil {
+			es.byCode = map[string]int64{}
+		}
+		if len(es.byCode) >= maxErrorKinds {
+			// As Redis: stop adding codes, so a client inventing error
+			// texts (error_reply from scripts) cannot grow the table.
+			es.byCode = map[string]int64{"ERRORSTATS_DISABLED": 1}
+			es.disabled = true
+			return
+		}
+	}
+	es.byCode[code]++
+}
+
+// snapshot returns the counts by code.
+func (es *errorStats) snapshot() map[string]int64 {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	out := make(map[string]int64, len(es.byCode))
+	for k, v := range es.byCode {
+		out[k] = v
+	}
+	return out
+}
+
+// reset clears the counts (CONFIG RESETSTAT).
+func (es *errorStats) reset() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.byCode = nil
+	es.disabled = false
+	es.total.Store(0)
 }

@@ -4,33 +4,8 @@ package resp
 // GETKEYS), which describe the command table to clients as Redis 7's do.
 
 import (
-	"sort"
 	"strings"
 )
-
-// commandNames returns the table's top-level names, sorted.
-func commandNames() []string {
-	names := make([]string, 0, len(commandTable))
-	for n := range commandTable {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// subcommands returns c's subcommands sorted by name, nil for a command
-// without.
-func (c *command) subcommands() []*command {
-	if c.subs == nil {
-		return nil
-	}
-	subs := make([]*command, 0, len(c.subs))
-	for _, s := range c.subs {
-		subs = append(subs, s)
-	}
-	sort.Slice(subs, func(i, j int) bool { return subs[i].name < subs[j].name })
-	return subs
-}
 
 // lookupName finds a command by its full name ("get", "client|list"),
 // case-insensitively, as COMMAND INFO and DOCS name them; nil if none.

@@ -1,11 +1,10 @@
 package resp
 
-// This file holds the database commands: SELECT, DBSIZE, RANDOMKEY,
+// This file holds the database commands, as Redis's db.c: SELECT, DBSIZE,
 // SWAPDB, FLUSHDB and FLUSHALL.
 
 import (
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/nxkv/nxkv/engine"
@@ -78,49 +77,6 @@ func (x *call) flushDB(i int) {
 	if e := x.s.existingDB(i); e != nil {
 		flush(e)
 	}
-}
-
-// cmdRandomKey is RANDOMKEY: a live key of the database chosen at random,
-// or nil when it has none. Outside a transaction it takes the keys of one
-// shard at a time, from a random one on, and picks one of the first shard
-// that has any (so a key's chance depends on how full its shard is, as a
-// key's chance in Redis depends on its hash table bucket); inside one it
-// samples every key.
-func cmdRandomKey(x *call) {
-	if x.tx {
-		var pick string
-		n := 0
-		x.st.Range(func(k string) bool {
-			n++
-			if rand.IntN(n) == 0 {
-				pick = k
-			}
-			return true
-		})
-		if n == 0 {
-			x.w.null()
-			return
-		}
-		x.w.bulkString(pick)
-		return
-	}
-	e := x.s.DB(x.db)
-	cur, first := rand.Uint64(), uint64(0)
-	for i := 0; ; i++ {
-		var keys []string
-		next := e.Scan(cur, func(k string) { keys = append(keys, k) })
-		if len(keys) > 0 {
-			x.w.bulkString(keys[rand.IntN(len(keys))])
-			return
-		}
-		if i == 0 {
-			first = next
-		} else if next == first {
-			break // every shard visited
-		}
-		cur = next
-	}
-	x.w.null()
 }
 
 // cmdSwapDB is SWAPDB index1 index2: the two databases exchange their

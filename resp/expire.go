@@ -1,7 +1,8 @@
 package resp
 
-// This file holds the TTL commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
-// (NX XX GT LT), TTL, PTTL, EXPIRETIME, PEXPIRETIME and PERSIST.
+// This file holds the expiry commands, as Redis's expire.c: EXPIRE,
+// PEXPIRE, EXPIREAT, PEXPIREAT (NX XX GT LT), TTL, PTTL, EXPIRETIME,
+// PEXPIRETIME and PERSIST.
 
 import (
 	"math"

@@ -1,7 +1,7 @@
 package resp
 
-// This file holds the connection commands: PING, ECHO, HELLO, AUTH, QUIT,
-// RESET and CLIENT.
+// This file holds the connection commands (PING, ECHO, HELLO, AUTH, QUIT,
+// RESET and CLIENT) and the client state they change.
 
 import (
 	"strconv"

@@ -1,12 +1,10 @@
 package resp
 
-// This file holds MULTI, EXEC, DISCARD, WATCH and UNWATCH, and the atomic
-// sections that transactions and scripts run in.
+// This file holds the transactions, as Redis's multi.c: MULTI, EXEC,
+// DISCARD, WATCH and UNWATCH. EXEC runs in an atomic section (db.go).
 
 import (
 	"slices"
-
-	"github.com/nxkv/nxkv/engine"
 )
 
 // multiState is a transaction being queued.
@@ -42,49 +40,6 @@ type watched struct {
 	key     string
 	changed <-chan struct{}
 	stop    func()
-}
-
-// txSet holds the transactions of the databases an atomic section locked.
-type txSet struct {
-	st [Databases]store
-}
-
-// get returns database i's transaction, nil if the section does not hold
-// it.
-func (t *txSet) get(i int) store {
-	if t == nil || i < 0 || i >= Databases {
-		return nil
-	}
-	return t.st[i]
-}
-
-// allDatabases lists every database index.
-var allDatabases = func() []int {
-	dbs := make([]int, Databases)
-	for i := range dbs {
-		dbs[i] = i
-	}
-	return dbs
-}()
-
-// section runs fn with the databases dbs (ascending, distinct) each locked
-// whole, with one frozen time per database: fn is atomic against every
-// other client and every direct engine call. Nesting in ascending order
-// keeps two sections from deadlocking.
-func (s *Server) section(dbs []int, fn func(t *txSet)) {
-	var t txSet
-	var lock func(i int)
-	lock = func(i int) {
-		if i == len(dbs) {
-			fn(&t)
-			return
-		}
-		update(s.DB(dbs[i]), nil, func(st store) {
-			t.st[dbs[i]] = st
-			lock(i + 1)
-		})
-	}
-	lock(0)
 }
 
 func cmdMulti(x *call) {
@@ -202,5 +157,3 @@ func (c *conn) unwatchAll() {
 	clear(c.watches)
 	c.watches = c.watches[:0]
 }
-
-var _ = engine.NoExpiry

@@ -1,12 +1,12 @@
 package resp
 
-// This file holds the keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS,
-// SCAN, RENAME, RENAMENX, COPY and MOVE.
+// This file holds the generic key commands, as Redis's db.c: DEL, UNLINK,
+// EXISTS, TYPE, KEYS, SCAN, RANDOMKEY, RENAME, RENAMENX, COPY and MOVE.
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"github.com/nxkv/nxkv/engine"
 )
@@ -320,4 +320,45 @@ func (x *call) atomic2(da int, ka string, db int, kb string, fn func(a, b store)
 	})
 }
 
-var _ = time.Second
+// cmdRandomKey is RANDOMKEY: a live key of the database chosen at random,
+// or nil when it has none. Outside a transaction it takes the keys of one
+// shard at a time, from a random one on, and picks one of the first shard
+// that has any (so a key's chance depends on how full its shard is, as a
+// key's chance in Redis depends on its hash table bucket); inside one it
+// samples every key.
+func cmdRandomKey(x *call) {
+	if x.tx {
+		var pick string
+		n := 0
+		x.st.Range(func(k string) bool {
+			n++
+			if rand.IntN(n) == 0 {
+				pick = k
+			}
+			return true
+		})
+		if n == 0 {
+			x.w.null()
+			return
+		}
+		x.w.bulkString(pick)
+		return
+	}
+	e := x.s.DB(x.db)
+	cur, first := rand.Uint64(), uint64(0)
+	for i := 0; ; i++ {
+		var keys []string
+		next := e.Scan(cur, func(k string) { keys = append(keys, k) })
+		if len(keys) > 0 {
+			x.w.bulkString(keys[rand.IntN(len(keys))])
+			return
+		}
+		if i == 0 {
+			first = next
+		} else if next == first {
+			break // every shard visited
+		}
+		cur = next
+	}
+	x.w.null()
+}
