@@ -18,14 +18,6 @@ import (
 	"github.com/nxkv/nxkv/engine"
 )
 
-func init() {
-	register(
-		&command{name: "digest", arity: 2, fn: cmdDigest},
-		&command{name: "delex", arity: -2, flags: write, fn: cmdDelEx},
-		&command{name: "msetex", arity: -4, flags: write, fn: cmdMSetEX},
-	)
-}
-
 // errDigestLength is Redis's reply to an IFDEQ/IFDNE digest of the wrong
 // length.
 const errDigestLength = "ERR must be exactly 16 hexadecimal characters"

@@ -1,192 +1,297 @@
 package resp
 
-// This file holds the command table and the dispatcher: lookup, Redis's
-// existence, arity and authentication checks, MULTI queueing, execution.
+// This file is the command table, as data: each command the server
+// implements is declared once, here, as Redis declares its own in
+// src/commands/*.json (table.go holds the machinery). The declaration drives dispatch (lookup, arity,
+// the checks of flags), COMMAND COUNT, LIST, INFO, DOCS and GETKEYS, INFO
+// commandstats, and COMMANDS.md, which is generated from it (go generate;
+// see commands_doc_test.go). The facts of each declaration (arity, flags,
+// ACL categories, key positions, group, the version that introduced it,
+// tips) are those Redis 7.0.15 reports for the command, checked against
+// redis-server by the differential test; summaries, complexities and notes
+// are nxkv's own words.
 
-import (
-	"strings"
-)
+func init() { register(commands()...) }
 
-// cmdFlags describe where a command may run.
-type cmdFlags uint8
+// commands returns the table: every command the server implements.
+func commands() []*command {
+	return []*command{
+		// Generic: the keyspace and expiry.
+		{name: "del", arity: -2, flags: write, acl: aclKeyspace, keys: keySpec{1, -1, 1, 0},
+			group: "generic", since: "1.0.0", tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			complexity: "O(N) where N is the number of keys", summary: "Deletes keys.", fn: cmdDel},
+		{name: "unlink", arity: -2, flags: write | fast, acl: aclKeyspace, keys: keySpec{1, -1, 1, 0},
+			group: "generic", since: "4.0.0", tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			complexity: "O(N) where N is the number of keys", summary: "Deletes keys (as DEL: strings are freed at once).", fn: cmdDel},
+		{name: "exists", arity: -2, flags: readonly | fast, acl: aclKeyspace, keys: keySpec{1, -1, 1, 0},
+			group: "generic", since: "1.0.0", tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			complexity: "O(N) where N is the number of keys", summary: "Counts the keys named that exist.", fn: cmdExists},
+		{name: "type", arity: 2, flags: readonly | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "1.0.0", complexity: "O(1)", summary: "Returns the type of a key's value.", fn: cmdType},
+		{name: "keys", arity: 2, flags: readonly, acl: aclKeyspace | aclDangerous,
+			group: "generic", since: "1.0.0", tips: []string{"request_policy:all_shards", "nondeterministic_output_order"},
+			complexity: "O(N) where N is the number of keys in the database", summary: "Returns the keys that match a glob pattern.", fn: cmdKeys},
+		{name: "scan", arity: -2, flags: readonly, acl: aclKeyspace,
+			group: "generic", since: "2.8.0", tips: []string{"nondeterministic_output", "request_policy:special"},
+			complexity: "O(1) per call, O(N) for a whole iteration", summary: "Iterates over the keys of the database with a cursor.", fn: cmdScan},
+		{name: "randomkey", arity: 1, flags: readonly, acl: aclKeyspace,
+			group: "generic", since: "1.0.0", tips: []string{"request_policy:all_shards", "nondeterministic_output"},
+			complexity: "O(1)", summary: "Returns a random key of the database.", fn: cmdRandomKey},
+		{name: "rename", arity: 3, flags: write, acl: aclKeyspace, keys: keySpec{1, 2, 1, 0},
+			group: "generic", since: "1.0.0", complexity: "O(1)", summary: "Renames a key, replacing any key of the new name.", fn: cmdRename},
+		{name: "renamenx", arity: 3, flags: write | fast, acl: aclKeyspace, keys: keySpec{1, 2, 1, 0},
+			group: "generic", since: "1.0.0", complexity: "O(1)", summary: "Renames a key unless the new name exists.", fn: cmdRename},
+		{name: "copy", arity: -3, flags: write | denyOOM | allDBs, acl: aclKeyspace, keys: keySpec{1, 2, 1, 0},
+			group: "generic", since: "6.2.0", complexity: "O(1) for strings", summary: "Copies a key's value, with its TTL, to another key, in this or another database.", fn: cmdCopy},
+		{name: "move", arity: 3, flags: write | fast | allDBs, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "1.0.0", complexity: "O(1)", summary: "Moves a key to another database.", fn: cmdMove},
+		{name: "expire", arity: -3, flags: write | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "1.0.0", complexity: "O(1)", summary: "Sets a key's time to live in seconds (NX, XX, GT, LT).", fn: cmdExpire},
+		{name: "pexpire", arity: -3, flags: write | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "2.6.0", complexity: "O(1)", summary: "Sets a key's time to live in milliseconds (NX, XX, GT, LT).", fn: cmdExpire},
+		{name: "expireat", arity: -3, flags: write | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "1.2.0", complexity: "O(1)", summary: "Sets a key's expiry time as a Unix time in seconds (NX, XX, GT, LT).", fn: cmdExpire},
+		{name: "pexpireat", arity: -3, flags: write | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "2.6.0", complexity: "O(1)", summary: "Sets a key's expiry time as a Unix time in milliseconds (NX, XX, GT, LT).", fn: cmdExpire},
+		{name: "ttl", arity: 2, flags: readonly | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "1.0.0", tips: []string{"nondeterministic_output"},
+			complexity: "O(1)", summary: "Returns a key's time to live in seconds.", fn: cmdTTL},
+		{name: "pttl", arity: 2, flags: readonly | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "2.6.0", tips: []string{"nondeterministic_output"},
+			complexity: "O(1)", summary: "Returns a key's time to live in milliseconds.", fn: cmdTTL},
+		{name: "expiretime", arity: 2, flags: readonly | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "7.0.0", complexity: "O(1)", summary: "Returns a key's expiry time as a Unix time in seconds.", fn: cmdExpireTime},
+		{name: "pexpiretime", arity: 2, flags: readonly | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "7.0.0", complexity: "O(1)", summary: "Returns a key's expiry time as a Unix time in milliseconds.", fn: cmdExpireTime},
+		{name: "persist", arity: 2, flags: write | fast, acl: aclKeyspace, keys: key1,
+			group: "generic", since: "2.2.0", complexity: "O(1)", summary: "Removes a key's expiry.", fn: cmdPersist},
 
-const (
-	// noAuth commands run before authentication (AUTH, HELLO, QUIT, RESET).
-	noAuth cmdFlags = 1 << iota
-	// noScript commands are refused inside Lua scripts.
-	noScript
-	// write commands are refused in read-only scripts (EVAL_RO).
-	write
-	// noQueue commands run at once inside MULTI instead of being queued.
-	noQueue
-	// allDBs commands may touch other databases than the selected one
-	// (SELECT, MOVE, COPY ... DB, FLUSHALL, and INFO, which counts their
-	// keys); a transaction holding them locks every database.
-	allDBs
-)
+		// String.
+		{name: "get", arity: 2, flags: readonly | fast, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", complexity: "O(1)", summary: "Returns a key's string value.", fn: cmdGet},
+		{name: "set", arity: -3, flags: write | denyOOM, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", complexity: "O(1)",
+			summary: "Sets a key's string value (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL).",
+			note:    "Also takes Redis 8.4's IFEQ, IFNE, IFDEQ and IFDNE conditions.", fn: cmdSet},
+		{name: "setnx", arity: 3, flags: write | denyOOM | fast, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", complexity: "O(1)", summary: "Sets a key's value unless the key exists.", fn: cmdSetNX},
+		{name: "setex", arity: 4, flags: write | denyOOM, acl: aclString, keys: key1,
+			group: "string", since: "2.0.0", complexity: "O(1)", summary: "Sets a key's value and its time to live in seconds.", fn: cmdSetEX},
+		{name: "psetex", arity: 4, flags: write | denyOOM, acl: aclString, keys: key1,
+			group: "string", since: "2.6.0", complexity: "O(1)", summary: "Sets a key's value and its time to live in milliseconds.", fn: cmdSetEX},
+		{name: "getset", arity: 3, flags: write | denyOOM | fast, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", deprecated: "6.2.0", complexity: "O(1)",
+			summary: "Sets a key's value and returns the old one (deprecated: SET ... GET).", fn: cmdGetSet},
+		{name: "getdel", arity: 2, flags: write | fast, acl: aclString, keys: key1,
+			group: "string", since: "6.2.0", complexity: "O(1)", summary: "Returns a key's value and deletes the key.", fn: cmdGetDel},
+		{name: "getex", arity: -2, flags: write | fast, acl: aclString, keys: key1,
+			group: "string", since: "6.2.0", complexity: "O(1)", summary: "Returns a key's value and sets or removes its expiry.", fn: cmdGetEX},
+		{name: "mget", arity: -2, flags: readonly | fast, acl: aclString, keys: keySpec{1, -1, 1, 0},
+			group: "string", since: "1.0.0", tips: []string{"request_policy:multi_shard"},
+			complexity: "O(N) where N is the number of keys", summary: "Returns the values of several keys.", fn: cmdMGet},
+		{name: "mset", arity: -3, flags: write | denyOOM, acl: aclString, keys: keySpec{1, -1, 2, 0},
+			group: "string", since: "1.0.1", tips: []string{"request_policy:multi_shard", "response_policy:all_succeeded"},
+			complexity: "O(N) where N is the number of keys", summary: "Sets several keys at once.", fn: cmdMSet},
+		{name: "msetnx", arity: -3, flags: write | denyOOM, acl: aclString, keys: keySpec{1, -1, 2, 0},
+			group: "string", since: "1.0.1", tips: []string{"request_policy:multi_shard", "response_policy:agg_min"},
+			complexity: "O(N) where N is the number of keys", summary: "Sets several keys at once, only if none of them exists.", fn: cmdMSet},
+		{name: "getrange", arity: 4, flags: readonly, acl: aclString, keys: key1,
+			group: "string", since: "2.4.0", complexity: "O(N) where N is the length of the result",
+			summary: "Returns a substring of a key's value.", fn: cmdGetRange},
+		{name: "substr", arity: 4, flags: readonly, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", deprecated: "2.0.0", complexity: "O(N) where N is the length of the result",
+			summary: "Returns a substring of a key's value (deprecated: GETRANGE).", fn: cmdGetRange},
+		{name: "setrange", arity: 4, flags: write | denyOOM, acl: aclString, keys: key1,
+			group: "string", since: "2.2.0", complexity: "O(M) where M is the length of the value written",
+			summary: "Overwrites part of a key's value from an offset, padding with zero bytes.", fn: cmdSetRange},
+		{name: "strlen", arity: 2, flags: readonly | fast, acl: aclString, keys: key1,
+			group: "string", since: "2.2.0", complexity: "O(1)", summary: "Returns the length of a key's value.", fn: cmdStrlen},
+		{name: "append", arity: 3, flags: write | denyOOM | fast, acl: aclString, keys: key1,
+			group: "string", since: "2.0.0", complexity: "O(M) where M is the length of the result",
+			summary: "Appends a string to a key's value.", fn: cmdAppend},
+		{name: "lcs", arity: -3, flags: readonly, acl: aclString, keys: keySpec{1, 2, 1, 0},
+			group: "string", since: "7.0.0", complexity: "O(N*M) where N and M are the lengths of the two strings",
+			summary: "Returns the longest common subsequence of two keys' values, its length, or the ranges that match (IDX).", fn: cmdLCS},
+		{name: "incr", arity: 2, flags: write | denyOOM | fast, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", complexity: "O(1)", summary: "Adds 1 to a key's integer value.", fn: cmdIncr},
+		{name: "decr", arity: 2, flags: write | denyOOM | fast, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", complexity: "O(1)", summary: "Subtracts 1 from a key's integer value.", fn: cmdIncr},
+		{name: "incrby", arity: 3, flags: write | denyOOM | fast, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", complexity: "O(1)", summary: "Adds an integer to a key's integer value.", fn: cmdIncrBy},
+		{name: "decrby", arity: 3, flags: write | denyOOM | fast, acl: aclString, keys: key1,
+			group: "string", since: "1.0.0", complexity: "O(1)", summary: "Subtracts an integer from a key's integer value.", fn: cmdIncrBy},
+		{name: "incrbyfloat", arity: 3, flags: write | denyOOM | fast, acl: aclString, keys: key1,
+			group: "string", since: "2.6.0", complexity: "O(1)",
+			summary: "Adds a floating-point number to a key's value, in 80-bit precision as Redis on x86-64.", fn: cmdIncrByFloat},
+		{name: "digest", arity: 2, flags: readonly | fast, acl: aclString, keys: key1,
+			group: "string", since: "8.4.0", complexity: "O(N) where N is the length of the value",
+			summary: "Returns the XXH3 digest of a key's value, in 16 hexadecimal digits.",
+			note:    "Redis 8.4's; not in Redis 7.0.", fn: cmdDigest},
+		{name: "delex", arity: -2, flags: write | fast, acl: aclString, keys: key1,
+			group: "string", since: "8.4.0", complexity: "O(1)",
+			summary: "Deletes a key, if its value is (IFEQ) or is not (IFNE) the one given, or its digest is (IFDEQ) or is not (IFDNE).",
+			note:    "Redis 8.4's; not in Redis 7.0.", fn: cmdDelEx},
+		{name: "msetex", arity: -4, flags: write | denyOOM | movableKeys, acl: aclString, keys: keySpec{step: 2, numkeys: 1},
+			group: "string", since: "8.4.0", complexity: "O(N) where N is the number of keys",
+			summary: "Sets several keys with one expiration, all or none (NX, XX).",
+			note:    "Redis 8.4's; not in Redis 7.0.", fn: cmdMSetEX},
 
-// command is one entry of the command table.
-type command struct {
-	name  string // lower case; "container|sub" for subcommands
-	arity int    // > 0: exact argument count; < 0: at least -arity
-	flags cmdFlags
-	fn    func(x *call)
-	subs  map[string]*command // subcommands of a container (CLIENT, ...)
-}
+		// Transactions.
+		{name: "multi", arity: 1, flags: noScript | loading | stale | fast | allowBusy | noQueue, acl: aclTransaction,
+			group: "transactions", since: "1.2.0", complexity: "O(1)", summary: "Starts a transaction.", fn: cmdMulti},
+		{name: "exec", arity: 1, flags: noScript | loading | stale | skipSlowlog | noQueue, acl: aclTransaction,
+			group: "transactions", since: "1.2.0", complexity: "Depends on the commands of the transaction",
+			summary: "Runs the queued commands atomically, unless a watched key changed.", fn: cmdExec},
+		{name: "discard", arity: 1, flags: noScript | loading | stale | fast | allowBusy | noQueue, acl: aclTransaction,
+			group: "transactions", since: "2.0.0", complexity: "O(N) where N is the number of queued commands",
+			summary: "Discards the queued commands and ends the transaction.", fn: cmdDiscard},
+		{name: "watch", arity: -2, flags: noScript | loading | stale | fast | allowBusy | noQueue, acl: aclTransaction,
+			keys: keySpec{1, -1, 1, 0}, group: "transactions", since: "2.2.0", complexity: "O(1) per key",
+			summary: "Makes the next EXEC fail if any of the keys changes (or expires) first.", fn: cmdWatch},
+		{name: "unwatch", arity: 1, flags: noScript | loading | stale | fast | allowBusy, acl: aclTransaction,
+			group: "transactions", since: "2.2.0", complexity: "O(1)", summary: "Forgets every watched key.", fn: cmdUnwatch},
 
-// commandTable maps lower-case names to commands. It is filled by init
-// functions of the command files and read-only afterwards.
-var commandTable = map[string]*command{}
+		// Connection.
+		{name: "ping", arity: -1, flags: fast, acl: aclConnection,
+			group: "connection", since: "1.0.0", tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+			complexity: "O(1)", summary: "Returns PONG, or the message given.", fn: cmdPing},
+		{name: "echo", arity: 2, flags: loading | stale | fast, acl: aclConnection,
+			group: "connection", since: "1.0.0", complexity: "O(1)", summary: "Returns the message given.", fn: cmdEcho},
+		{name: "hello", arity: -1, flags: noScript | loading | stale | fast | noAuth | allowBusy, acl: aclConnection,
+			group: "connection", since: "6.0.0", complexity: "O(1)",
+			summary: "Selects RESP2 or RESP3, optionally authenticates and names the connection, and describes the server.", fn: cmdHello},
+		{name: "auth", arity: -2, flags: noScript | loading | stale | fast | noAuth | allowBusy, acl: aclConnection,
+			group: "connection", since: "1.0.0", complexity: "O(1)",
+			summary: "Authenticates the connection as the default user with the server's password.", fn: cmdAuth},
+		{name: "quit", arity: -1, flags: noScript | loading | stale | fast | noAuth | allowBusy | noQueue, acl: aclConnection,
+			group: "connection", since: "1.0.0", complexity: "O(1)", summary: "Closes the connection after replying.", fn: cmdQuit},
+		{name: "reset", arity: 1, flags: noScript | loading | stale | fast | noAuth | allowBusy | noQueue, acl: aclConnection,
+			group: "connection", since: "6.2.0", complexity: "O(1)",
+			summary: "Resets the connection: ends MULTI and WATCH, selects database 0, forgets its name and authentication.", fn: cmdReset},
+		{name: "select", arity: 2, flags: loading | stale | fast | allDBs, acl: aclConnection,
+			group: "connection", since: "1.0.0", complexity: "O(1)",
+			summary: "Selects the database (0 to 15) of the connection, or, inside a script, of the script.", fn: cmdSelect},
+		{name: "client", arity: -2, group: "connection", since: "2.4.0", complexity: "Depends on the subcommand",
+			summary: "Inspects and configures client connections."},
+		{name: "client|id", arity: 2, flags: noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "5.0.0", complexity: "O(1)", summary: "Returns the connection's id.", fn: cmdClientID},
+		{name: "client|getname", arity: 2, flags: noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "2.6.9", complexity: "O(1)", summary: "Returns the connection's name.", fn: cmdClientGetName},
+		{name: "client|setname", arity: 3, flags: noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "2.6.9", complexity: "O(1)", summary: "Names the connection.", fn: cmdClientSetName},
+		{name: "client|setinfo", arity: 4, flags: noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "7.2.0", complexity: "O(1)",
+			summary: "Records the client library's name or version, which CLIENT INFO and LIST show.",
+			note:    "Redis 7.2's; not in Redis 7.0.", fn: cmdClientSetInfo},
+		{name: "client|tracking", arity: -3, flags: noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "6.0.0", complexity: "O(1)",
+			summary: "Turns server-assisted client-side caching on or off.",
+			note:    "Accepted, but no invalidation messages are sent: clients must not rely on it.", fn: cmdClientTracking},
+		{name: "client|caching", arity: 3, flags: noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "6.0.0", complexity: "O(1)",
+			summary: "Says whether the next command's keys are tracked (OPTIN and OPTOUT tracking).", fn: cmdClientCaching},
+		{name: "client|info", arity: 2, flags: noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "6.2.0", tips: []string{"nondeterministic_output"},
+			complexity: "O(1)", summary: "Describes the connection.", fn: cmdClientInfo},
+		{name: "client|list", arity: -2, flags: admin | noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "2.4.0", tips: []string{"nondeterministic_output"},
+			complexity: "O(N) where N is the number of connections", summary: "Describes every connection.", fn: cmdClientList},
+		{name: "client|no-evict", arity: 3, flags: admin | noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "7.0.0", complexity: "O(1)",
+			summary: "Exempts the connection from client eviction (nxkv evicts no clients).", fn: cmdClientOnOff},
+		{name: "client|no-touch", arity: 3, flags: noScript | loading | stale, acl: aclConnection,
+			group: "connection", since: "7.2.0", complexity: "O(1)",
+			summary: "Keeps the connection's commands from changing keys' access times (nxkv keeps none).",
+			note:    "Redis 7.2's; not in Redis 7.0.", fn: cmdClientOnOff},
 
-// register adds commands to the table (at init).
-func register(cmds ...*command) {
-	for _, c := range cmds {
-		if i := strings.IndexByte(c.name, '|'); i >= 0 {
-			parent := commandTable[c.name[:i]]
-			if parent.subs == nil {
-				parent.subs = map[string]*command{}
-			}
-			parent.subs[c.name[i+1:]] = c
-			continue
-		}
-		commandTable[c.name] = c
-	}
-}
+		// Server.
+		{name: "dbsize", arity: 1, flags: readonly | fast, acl: aclKeyspace,
+			group: "server", since: "1.0.0", tips: []string{"request_policy:all_shards", "response_policy:agg_sum"},
+			complexity: "O(1)", summary: "Returns the number of keys in the database.", fn: cmdDBSize},
+		{name: "flushdb", arity: -1, flags: write, acl: aclKeyspace | aclDangerous,
+			group: "server", since: "1.0.0", tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+			complexity: "O(N) where N is the number of keys in the database",
+			summary:    "Deletes every key of the database (ASYNC and SYNC both delete at once).", fn: cmdFlushDB},
+		{name: "flushall", arity: -1, flags: write | allDBs, acl: aclKeyspace | aclDangerous,
+			group: "server", since: "1.0.0", tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+			complexity: "O(N) where N is the number of keys in all databases",
+			summary:    "Deletes every key of every database (ASYNC and SYNC both delete at once).", fn: cmdFlushDB},
+		{name: "swapdb", arity: 3, flags: write | fast | allDBs, acl: aclKeyspace | aclDangerous,
+			group: "server", since: "4.0.0", complexity: "O(N) where N is the number of keys of both databases",
+			summary: "Swaps the keys of two databases.",
+			note:    "Moves every key between the databases' engines (O(N)), where Redis swaps two pointers.", fn: cmdSwapDB},
+		{name: "time", arity: 1, flags: loading | stale | fast,
+			group: "server", since: "2.6.0", tips: []string{"nondeterministic_output"},
+			complexity: "O(1)", summary: "Returns the server's time (frozen inside scripts and transactions).", fn: cmdTime},
+		{name: "info", arity: -1, flags: loading | stale | allDBs, acl: aclDangerous,
+			group: "server", since: "1.0.0", tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
+			complexity: "O(1)", summary: "Describes the server, its clients, memory, statistics and keyspace.", fn: cmdInfo},
+		{name: "command", arity: -1, flags: loading | stale, acl: aclConnection,
+			group: "server", since: "2.8.13", tips: []string{"nondeterministic_output_order"},
+			complexity: "O(N) where N is the number of commands", summary: "Describes every command.", fn: cmdCommand},
+		{name: "command|count", arity: 2, flags: loading | stale, acl: aclConnection,
+			group: "server", since: "2.8.13", complexity: "O(1)", summary: "Returns the number of commands.", fn: cmdCommandCount},
+		{name: "command|list", arity: -2, flags: loading | stale, acl: aclConnection,
+			group: "server", since: "7.0.0", tips: []string{"nondeterministic_output_order"},
+			complexity: "O(N) where N is the number of commands",
+			summary:    "Lists the commands' names, optionally only those of an ACL category or matching a pattern.", fn: cmdCommandList},
+		{name: "command|info", arity: -2, flags: loading | stale, acl: aclConnection,
+			group: "server", since: "2.8.13", tips: []string{"nondeterministic_output_order"},
+			complexity: "O(N) where N is the number of commands named", summary: "Describes commands.", fn: cmdCommandInfo},
+		{name: "command|docs", arity: -2, flags: loading | stale, acl: aclConnection,
+			group: "server", since: "7.0.0", tips: []string{"nondeterministic_output_order"},
+			complexity: "O(N) where N is the number of commands named", summary: "Documents commands.",
+			note: "No arguments, history or replaced_by; the summaries and complexities are nxkv's.", fn: cmdCommandDocs},
+		{name: "command|getkeys", arity: -4, flags: loading | stale, acl: aclConnection,
+			group: "server", since: "2.8.13", complexity: "O(N) where N is the number of arguments",
+			summary: "Returns the keys of a command and its arguments.", fn: cmdCommandGetKeys},
+		{name: "config", arity: -2, group: "server", since: "2.0.0", complexity: "Depends on the subcommand",
+			summary: "Reads and changes the configuration."},
+		{name: "config|get", arity: -3, flags: admin | noScript | loading | stale,
+			group: "server", since: "2.0.0", complexity: "O(N) where N is the number of parameters",
+			summary: "Returns the configuration parameters that match glob patterns.", fn: cmdConfigGet},
+		{name: "config|set", arity: -4, flags: admin | noScript | loading | stale,
+			group: "server", since: "2.0.0", tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+			complexity: "O(N) where N is the number of parameters",
+			summary:    "Changes configuration parameters.",
+			note:       "Only requirepass changes anything; save, appendonly, appendfsync and loglevel are accepted and ignored.", fn: cmdConfigSet},
+		{name: "config|resetstat", arity: 2, flags: admin | noScript | loading | stale,
+			group: "server", since: "2.0.0", complexity: "O(1)",
+			summary: "Resets the statistics INFO reports.", fn: cmdConfigResetStat},
 
-// lookup finds the command named by args, checking existence and arity as
-// Redis does; on failure it returns the error reply.
-func lookup(args [][]byte) (*command, string) {
-	cmd := find(commandTable, args[0])
-	if cmd == nil {
-		return nil, unknownCommand(args)
+		// Scripting.
+		{name: "eval", arity: -3, flags: noScript | stale | skipMonitor | noMandatoryKeys | movableKeys, acl: aclScripting,
+			keys: keySpec{numkeys: 2}, group: "scripting", since: "2.6.0", complexity: "Depends on the script",
+			summary: "Runs a Lua script atomically.", note: "A script is stopped after five seconds.", fn: cmdEval},
+		{name: "evalsha", arity: -3, flags: noScript | stale | skipMonitor | noMandatoryKeys | movableKeys, acl: aclScripting,
+			keys: keySpec{numkeys: 2}, group: "scripting", since: "2.6.0", complexity: "Depends on the script",
+			summary: "Runs a cached Lua script, named by its SHA1, atomically.", fn: cmdEval},
+		{name: "eval_ro", arity: -3, flags: readonly | noScript | stale | skipMonitor | noMandatoryKeys | movableKeys, acl: aclScripting,
+			keys: keySpec{numkeys: 2}, group: "scripting", since: "7.0.0", complexity: "Depends on the script",
+			summary: "Runs a Lua script that may not write.", fn: cmdEval},
+		{name: "evalsha_ro", arity: -3, flags: readonly | noScript | stale | skipMonitor | noMandatoryKeys | movableKeys, acl: aclScripting,
+			keys: keySpec{numkeys: 2}, group: "scripting", since: "7.0.0", complexity: "Depends on the script",
+			summary: "Runs a cached Lua script that may not write.", fn: cmdEval},
+		{name: "script", arity: -2, group: "scripting", since: "2.6.0", complexity: "Depends on the subcommand",
+			summary: "Manages the script cache."},
+		{name: "script|load", arity: 3, flags: noScript | stale, acl: aclScripting,
+			group: "scripting", since: "2.6.0", tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+			complexity: "O(N) where N is the length of the script", summary: "Compiles a script and caches it, returning its SHA1.", fn: cmdScriptLoad},
+		{name: "script|exists", arity: -3, flags: noScript, acl: aclScripting,
+			group: "scripting", since: "2.6.0", tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"},
+			complexity: "O(N) where N is the number of scripts named", summary: "Says which scripts are cached.", fn: cmdScriptExists},
+		{name: "script|flush", arity: -2, flags: noScript, acl: aclScripting,
+			group: "scripting", since: "2.6.0", tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+			complexity: "O(N) where N is the number of cached scripts", summary: "Empties the script cache.", fn: cmdScriptFlush},
+		{name: "script|kill", arity: 2, flags: noScript | allowBusy, acl: aclScripting,
+			group: "scripting", since: "2.6.0", tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"},
+			complexity: "O(1)", summary: "Stops the running script.",
+			note: "Always NOTBUSY: a script holds its databases, so it is stopped after five seconds instead.", fn: cmdScriptKill},
+		{name: "function", arity: -2, group: "scripting", since: "7.0.0", complexity: "Depends on the subcommand",
+			summary: "Manages function libraries (nxkv has none)."},
+		{name: "function|flush", arity: -2, flags: write | noScript, acl: aclScripting,
+			group: "scripting", since: "7.0.0", tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+			complexity: "O(1)", summary: "Deletes every function library: there are none, so it only replies OK.",
+			note: "The only FUNCTION subcommand: nxkv has no function libraries.", fn: cmdFunctionFlush},
 	}
-	if cmd.subs != nil && len(args) > 1 {
-		sub := find(cmd.subs, args[1])
-		if sub == nil {
-			return nil, "ERR unknown subcommand '" + sanitize(truncate(string(args[1]), 128)) +
-				"'. Try " + strings.ToUpper(cmd.name) + " HELP."
-		}
-		cmd = sub
-	}
-	if (cmd.arity > 0 && len(args) != cmd.arity) || len(args) < -cmd.arity {
-		return nil, "ERR wrong number of arguments for '" + cmd.name + "' command"
-	}
-	return cmd, ""
-}
-
-// find looks name up in t case-insensitively without allocating.
-func find(t map[string]*command, name []byte) *command {
-	var buf [24]byte
-	if len(name) > len(buf) {
-		return nil
-	}
-	for i, c := range name {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	return t[string(buf[:len(name)])]
-}
-
-// unknownCommand is Redis's reply to a command it does not know.
-func unknownCommand(args [][]byte) string {
-	var b strings.Builder
-	for _, a := range args[1:] {
-		if b.Len() >= 128 {
-			break
-		}
-		n := 128 - b.Len()
-		b.WriteByte('\'')
-		b.WriteString(truncate(string(a), n))
-		b.WriteString("' ")
-	}
-	return "ERR unknown command '" + sanitize(truncate(string(args[0]), 128)) +
-		"', with args beginning with: " + sanitize(b.String())
-}
-
-// truncate returns at most n bytes of s.
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
-
-// sanitize replaces CR and LF, which would break the protocol, by spaces,
-// as Redis does in error replies.
-func sanitize(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// dispatch runs one request from the client: the checks Redis makes before
-// running a command, then either queueing (inside MULTI) or running it.
-func (c *conn) dispatch(args [][]byte) {
-	cmd, msg := lookup(args)
-	if cmd == nil {
-		c.reject(find(commandTable, args[0]), msg)
-		return
-	}
-	if !c.authed && cmd.flags&noAuth == 0 {
-		c.reject(cmd, "NOAUTH Authentication required.")
-		return
-	}
-	if f, ok := c.s.faults.take(cmd.name); ok {
-		if f.Drop || f.DropReply {
-			if f.DropReply {
-				c.run(cmd, args)
-			}
-			c.w.buf = c.w.buf[:0]
-			c.quit = true
-			return
-		}
-		c.w.errorReply(f.Err)
-		return
-	}
-	if c.multi != nil && cmd.flags&noQueue == 0 {
-		c.multi.queue(cmd, args)
-		c.w.simple("QUEUED")
-		return
-	}
-	c.run(cmd, args)
-}
-
-// reject replies with an error for a command (nil if unknown) refused
-// before it ran. Inside MULTI it dooms the transaction (EXEC replies
-// EXECABORT); a refused EXEC itself discards the transaction, as Redis does.
-func (c *conn) reject(cmd *command, msg string) {
-	if cmd != nil && cmd.name == "exec" {
-		c.multi = nil
-		c.unwatchAll()
-		c.w.errorReply("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
-		return
-	}
-	if c.multi != nil {
-		c.multi.dirty = true
-	}
-	c.w.errorReply(msg)
-}
-
-// run executes cmd on the connection's selected database. A panic of the
-// command (or of one it runs: EXEC's queued commands) is contained: see
-// recover.go.
-func (c *conn) run(cmd *command, args [][]byte) {
-	c.s.commands.Add(1)
-	x := &c.x
-	*x = call{s: c.s, c: c, w: &c.w, args: args, db: c.db, st: c.s.store(c.db), cmd: cmd}
-	mark := len(c.w.buf)
-	defer func() {
-		if v := recover(); v != nil {
-			c.recovered(cmd, mark, v)
-		}
-	}()
-	cmd.fn(x)
 }

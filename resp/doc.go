@@ -88,6 +88,18 @@
 // beyond the engine's range (after the year 2262), which Redis would
 // accept, is an error rather than a different deadline.
 //
+// # Commands
+//
+// The commands the server implements are listed, by group, with the Redis
+// version that introduced each and where nxkv's differs, in COMMANDS.md
+// (https://github.com/nxkv/nxkv/blob/main/resp/COMMANDS.md), which is
+// generated from the server's command table. The same table answers
+// COMMAND (COUNT, LIST, INFO, DOCS, GETKEYS), whose facts (arity, flags,
+// key positions, ACL categories, group, version) are Redis 7.0.15's; it
+// does not describe key specifications or arguments, and its summaries are
+// nxkv's. INFO commandstats counts each command's calls, time, rejected
+// and failed calls as Redis does.
+//
 // # Lua
 //
 // Scripts run on github.com/yuin/gopher-lua with Redis 7's environment:
@@ -159,3 +171,42 @@
 // directly; InjectFault and SetError make commands fail or connections
 // drop.
 package resp
+
+//go:generate go test -run ^TestCommandsDocUpToDate$ -update .
+
+// Layout. The files follow Redis's source (networking.c, server.c, db.c,
+// t_string.c, expire.c, multi.c, eval.c, ...), one subsystem each, in
+// layers. A file calls functions and methods, and uses variables and
+// constants, only of its own layer and the layers below; TestLayers checks
+// it against this table. The Server, client (conn) and call structs are
+// shared by all layers: they hold each subsystem's state.
+//
+//	layer     files
+//	util      util.go glob.go splitargs.go longdouble.go cpu_unix.go cpu_other.go
+//	protocol  reader.go writer.go
+//	state     server_state.go client.go db.go
+//	call      table.go call.go recover.go
+//	commands  t_string.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go
+//	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
+//	api       server.go testhelper.go doc.go
+//
+// util: text and number helpers, as Redis's util.c and sds.c (string2ll,
+// glob matching, argument splitting, long double arithmetic).
+// protocol: request parsing and reply encoding, the RESP halves of
+// networking.c; writer.go also counts error replies (INFO errorstats).
+// state: the Server's state and a client's, and the keyspace (db.go):
+// stores, databases, and the atomic sections transactions and scripts run
+// in, one frozen time per database.
+// call: the command table's machinery and lookup (table.go), a command's
+// execution with its statistics (call.go, Redis's call) and the containment
+// of a command that panics (recover.go). EXEC and scripts run commands
+// through it.
+// commands: the commands, one file per subsystem. eval.go is the only file
+// that knows of Lua: the runtime is package internal/lua, which nothing
+// else imports and which knows nothing of the server but the Caller
+// eval.go gives it.
+// serving: the command declarations (commands.go, which name every
+// command's function), the dispatcher (dispatch.go, Redis's
+// processCommand), client I/O and event loops, the in-memory dialer and
+// fault injection.
+// api: New, Close and Stats, and the test helpers.

@@ -118,13 +118,6 @@ func IsProtocolError(err error) bool {
 	return ok
 }
 
-// PlantGreedyLazy makes the Lua pattern quantifier '-' greedy until undo
-// is called (a planted bug for the differential pattern test).
-func PlantGreedyLazy() (undo func()) {
-	plantGreedyLazy = true
-	return func() { plantGreedyLazy = false }
-}
-
 // SetScriptLimit stops s's scripts after d instead of five seconds.
 func SetScriptLimit(s *Server, d time.Duration) { s.scriptLimit = d }
 
@@ -147,4 +140,14 @@ func CommandNames() []string {
 		}
 	}
 	return names
+}
+
+// PlantCommandBug declares the command name in the group "generic" and
+// without the fast flag until undo is called (a planted bug for the
+// command table's differential test).
+func PlantCommandBug(name string) (undo func()) {
+	c := commandTable[name]
+	group, flags := c.group, c.flags
+	c.group, c.flags = "generic", c.flags&^fast
+	return func() { c.group, c.flags = group, flags }
 }

@@ -5,13 +5,6 @@ package resp
 // flush, so that tools which clear a server between tests (Redis's own test
 // harness among them) run; every other FUNCTION subcommand is unknown.
 
-func init() {
-	register(
-		&command{name: "function", arity: -2, flags: noScript},
-		&command{name: "function|flush", arity: -2, flags: noScript | write, fn: cmdFunctionFlush},
-	)
-}
-
 // cmdFunctionFlush is FUNCTION FLUSH [ASYNC|SYNC].
 func cmdFunctionFlush(x *call) {
 	switch {

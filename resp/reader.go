@@ -316,39 +316,3 @@ func (r *reader) room() error {
 	}
 	return nil
 }
-
-// parseInt parses b as Redis's string2ll does: an optional '-', then "0"
-// or a digit 1-9 followed by digits, within int64; nothing else.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	d := b
-	if neg {
-		d = d[1:]
-	}
-	if len(d) == 0 || d[0] < '1' || d[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range d {
-		if c < '0' || c > '9' || v > (1<<63)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0') // at most 2^63+9: no wrap
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
-}

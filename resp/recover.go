@@ -5,13 +5,11 @@ package resp
 // are released on the way out (engine.Update unlocks in a deferred call),
 // the stack is logged, the panic is counted, the client gets an error and
 // its connection is closed, and every other client is served as before.
-// It also keeps the error counts of INFO errorstats.
 
 import (
 	"fmt"
 	"log"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -82,7 +80,7 @@ func runContained(x *call) (panicked bool) {
 			panicked = true
 		}
 	}()
-	x.cmd.fn(x)
+	execute(x)
 	return false
 }
 
@@ -95,7 +93,7 @@ func runQueued(x *call) {
 			panic(x.s.recordPanic(x.cmd.name, v, debug.Stack()))
 		}
 	}()
-	x.cmd.fn(x)
+	execute(x)
 }
 
 // panicReply is the error a client gets from a command that panicked,
@@ -116,91 +114,6 @@ func (c *conn) recovered(cmd *command, mark int, v any) {
 	c.w.errorReply(panicReply(p.cmd))
 	c.multi = nil
 	c.quit = true
-}
-
-// maxErrorKinds is how many different error codes INFO errorstats counts
-// before it stops, as Redis's ERROR_STATS_NUMBER.
-const maxErrorKinds = 128
-
-// errorStats counts error replies by their code (the first word: ERR,
-// WRONGTYPE, NOSCRIPT, ...) for INFO errorstats and total_error_replies.
-type errorStats struct {
-	total    atomic.Int64
-	mu       sync.Mutex
-	byCode   map[string]int64 // guarded by mu
-	disabled bool             // guarded by mu: past maxErrorKinds codes
-}
-
-// count records one error reply whose text is msg.
-func (es *errorStats) count(msg string) {
-	es.total.Add(1)
-	code := msg
-	if i := strings.IndexByte(msg, ' '); i >= 0 {
-		code = msg[:i]
-	}
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	if es.disabled {
-		return
-	}
-	if _, ok := es.byCode[code]; !ok {
-		if es.byCode == nil {
-			es.byCode = map[string]int64{}
-		}
-		if len(es.byCode) >= maxErrorKinds {
-			// As Redis: stop adding codes, so a client inventing error
-			// texts (error_reply from scripts) cannot grow the table.
-			es.byCode = map[string]int64{"ERRORSTATS_DISABLED": 1}
-			es.disabled = true
-			return
-		}
-	}
-	es.byCode[code]++
-}
-
-// snapshot returns the counts by code.
-func (es *errorStats) snapshot() map[string]int64 {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	out := make(map[string]int64, len(es.byCode))
-	for k, v := range es.byCode {
-		out[k] = v
-	}
-	return out
-}
-
-// reset clears the counts (CONFIG RESETSTAT).
-func (es *errorStats) reset() {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	es.byCode = nil
-	es.disabled = false
-	es.total.Store(0)
-}
-
-// Stats are counters of a Server since it started (Commands and
-// ErrorReplies since the last CONFIG RESETSTAT, as in INFO).
-type Stats struct {
-	// Connections is the number of connections accepted.
-	Connections int64
-	// Commands is the number of commands run, those inside transactions
-	// and scripts included.
-	Commands int64
-	// ErrorReplies is the number of error replies sent to clients.
-	ErrorReplies int64
-	// Panics is the number of commands that panicked: each was contained
-	// (logged, its client's connection closed) and is a defect of nxkv.
-	Panics int64
-}
-
-// Stats returns the server's counters. It is safe for concurrent use.
-func (s *Server) Stats() Stats {
-	return Stats{
-		Connections:  s.conns0.Load(),
-		Commands:     s.commands.Load(),
-		ErrorReplies: s.errs.total.Load(),
-		Panics:       s.panics.total.Load(),
-	}
 }
 
 // testPanicHook, set only by the package's own tests (export_test.go)

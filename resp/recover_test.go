@@ -1,7 +1,6 @@
 package resp_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nxkv/nxkv/internal/redistest"
 	"github.com/nxkv/nxkv/resp"
 )
 
@@ -63,7 +63,7 @@ func TestPanicContained(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { nc.Close() })
-			return &rawConn{c: nc, br: bufio.NewReader(nc)}
+			return &rawConn{redistest.NewConn(nc)}
 		},
 	}
 	other := dialRaw(t, s.Addr()) // a bystander, connected throughout

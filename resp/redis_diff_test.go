@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -28,100 +27,18 @@ import (
 
 // rawConn is a raw RESP connection that sends commands and returns the
 // exact reply bytes.
-type rawConn struct {
-	c  net.Conn
-	br *bufio.Reader
-}
+type rawConn struct{ *redistest.Conn }
 
-func dialRaw(t testing.TB, addr string) *rawConn {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &rawConn{c: c, br: bufio.NewReader(c)}
-}
-
-// encode returns args as a RESP multibulk request.
-func encode(args []string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return b.Bytes()
-}
+func dialRaw(t testing.TB, addr string) *rawConn { return &rawConn{redistest.Dial(t, addr)} }
 
 // do sends one command and returns its reply's bytes.
-func (rc *rawConn) do(args []string) ([]byte, error) {
-	_ = rc.c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := rc.c.Write(encode(args)); err != nil {
-		return nil, err
-	}
-	return readReply(rc.br)
-}
+func (rc *rawConn) do(args []string) ([]byte, error) { return rc.Do(args) }
+
+// encode returns args as a RESP multibulk request.
+func encode(args []string) []byte { return redistest.Encode(args) }
 
 // readReply reads one complete RESP2/RESP3 reply and returns its bytes.
-func readReply(br *bufio.Reader) ([]byte, error) {
-	var out []byte
-	var read func() error
-	read = func() error {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			return err
-		}
-		out = append(out, line...)
-		if len(line) < 3 {
-			return fmt.Errorf("short line %q", line)
-		}
-		body := string(line[1 : len(line)-2])
-		switch line[0] {
-		case '+', '-', ':', '_', '#', ',', '(':
-			return nil
-		case '$', '=', '!':
-			n, err := strconv.Atoi(body)
-			if err != nil || n < 0 {
-				return err
-			}
-			buf := make([]byte, n+2)
-			if _, err := io_ReadFull(br, buf); err != nil {
-				return err
-			}
-			out = append(out, buf...)
-			return nil
-		case '*', '~', '>', '%', '|':
-			n, err := strconv.Atoi(body)
-			if err != nil {
-				return err
-			}
-			if line[0] == '%' || line[0] == '|' {
-				n *= 2
-			}
-			for range n {
-				if err := read(); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		return fmt.Errorf("bad reply type in %q", line)
-	}
-	err := read()
-	return out, err
-}
-
-func io_ReadFull(br *bufio.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := br.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
+func readReply(br *bufio.Reader) ([]byte, error) { return redistest.ReadReply(br) }
 
 // tokens splits a reply into its lines, for comparisons with a tolerance.
 func tokens(b []byte) []string {

@@ -6,8 +6,6 @@ package resp
 
 import (
 	"time"
-
-	"github.com/nxkv/nxkv/engine"
 )
 
 // TB is the part of testing.TB the helpers use; *testing.T, *testing.B
@@ -86,5 +84,3 @@ func (s *Server) FlushAll() {
 		}
 	}
 }
-
-var _ = engine.NoExpiry

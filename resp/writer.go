@@ -1,10 +1,15 @@
 package resp
 
-// This file encodes replies in RESP2 or RESP3.
+// This file encodes replies in RESP2 or RESP3, and counts error replies
+// by code for INFO errorstats.
 
 import (
-	"math"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nxkv/nxkv/resp/internal/cnum"
 )
 
 // replier receives one command's reply. The writer encodes it for the
@@ -37,6 +42,9 @@ type replier interface {
 	verbatim(s string)
 	// resp3 reports whether RESP3 shapes are in use.
 	resp3() bool
+	// takeErrors returns the number of error replies sent since its last
+	// call (for INFO commandstats).
+	takeErrors() int
 }
 
 // writer buffers one connection's replies; the connection flushes it to
@@ -45,11 +53,18 @@ type writer struct {
 	buf   []byte
 	proto int         // 2 or 3
 	errs  *errorStats // counts error replies; nil counts nothing
+	fresh int         // error replies since the last takeErrors
 }
 
 var _ replier = (*writer)(nil)
 
 func (w *writer) resp3() bool { return w.proto == 3 }
+
+func (w *writer) takeErrors() int {
+	n := w.fresh
+	w.fresh = 0
+	return n
+}
 
 func (w *writer) simple(s string) {
 	w.buf = append(w.buf, '+')
@@ -58,6 +73,7 @@ func (w *writer) simple(s string) {
 }
 
 func (w *writer) errorReply(s string) {
+	w.fresh++
 	if w.errs != nil {
 		w.errs.count(s)
 	}
@@ -126,11 +142,11 @@ func (w *writer) set(n int) {
 
 func (w *writer) double(f float64) {
 	if w.proto != 3 {
-		w.bulkString(formatDouble(f))
+		w.bulkString(cnum.FormatDouble(f))
 		return
 	}
 	w.buf = append(w.buf, ',')
-	w.buf = append(w.buf, formatDouble(f)...)
+	w.buf = append(w.buf, cnum.FormatDouble(f)...)
 	w.buf = append(w.buf, '\r', '\n')
 }
 
@@ -158,28 +174,62 @@ func (w *writer) verbatim(s string) {
 	w.buf = append(w.buf, '\r', '\n')
 }
 
-// formatDouble formats f as Redis replies doubles, with C's "%.17g":
-// inf, -inf, nan and -nan for the values that are not finite.
-func formatDouble(f float64) string {
-	if s, ok := formatNonFinite(f); ok {
-		return s
-	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
+// maxErrorKinds is how many different error codes INFO errorstats counts
+// before it stops, as Redis's ERROR_STATS_NUMBER.
+const maxErrorKinds = 128
+
+// errorStats counts error replies by their code (the first word: ERR,
+// WRONGTYPE, NOSCRIPT, ...) for INFO errorstats and total_error_replies.
+type errorStats struct {
+	total    atomic.Int64
+	mu       sync.Mutex
+	byCode   map[string]int64 // guarded by mu
+	disabled bool             // guarded by mu: past maxErrorKinds codes
 }
 
-// formatNonFinite formats an infinity or NaN as the C library's printf
-// does (inf, -inf, nan, and -nan for a NaN with its sign bit set, such as
-// 0/0 on x86); ok is false for a finite f.
-func formatNonFinite(f float64) (s string, ok bool) {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf", true
-	case math.IsInf(f, -1):
-		return "-inf", true
-	case math.IsNaN(f) && math.Signbit(f):
-		return "-nan", true
-	case math.IsNaN(f):
-		return "nan", true
+// count records one error reply whose text is msg.
+func (es *errorStats) count(msg string) {
+	es.total.Add(1)
+	code := msg
+	if i := strings.IndexByte(msg, ' '); i >= 0 {
+		code = msg[:i]
 	}
-	return "", false
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.disabled {
+		return
+	}
+	if _, ok := es.byCode[code]; !ok {
+		if es.byCode == nil {
+			es.byCode = map[string]int64{}
+		}
+		if len(es.byCode) >= maxErrorKinds {
+			// As Redis: stop adding codes, so a client inventing error
+			// texts (error_reply from scripts) cannot grow the table.
+			es.byCode = map[string]int64{"ERRORSTATS_DISABLED": 1}
+			es.disabled = true
+			return
+		}
+	}
+	es.byCode[code]++
+}
+
+// snapshot returns the counts by code.
+func (es *errorStats) snapshot() map[string]int64 {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	out := make(map[string]int64, len(es.byCode))
+	for k, v := range es.byCode {
+		out[k] = v
+	}
+	return out
+}
+
+// reset clears the counts (CONFIG RESETSTAT).
+func (es *errorStats) reset() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.byCode = nil
+	es.disabled = false
+	es.total.Store(0)
 }

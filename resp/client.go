@@ -1,0 +1,91 @@
+package resp
+
+// This file holds the client, as Redis's struct client: the state of one
+// connection, which the networking code, the dispatcher and the commands
+// read and change.
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// conn is one client connection, served by one goroutine; its fields are
+// owned by that goroutine, except nc, which Close may close concurrently.
+type conn struct {
+	s       *Server
+	nc      net.Conn
+	id      int64
+	created time.Time
+	rd      *reader
+	w       writer
+
+	// mu guards the writes of db and name by the connection's goroutine
+	// and their reads by others (CLIENT LIST); the goroutine reads them
+	// without it.
+	mu       sync.Mutex
+	db       int
+	name     string
+	authed   bool
+	libName  string
+	libVer   string
+	tracking bool
+	quit     bool // close after the reply (QUIT, a dropped connection)
+
+	multi   *multiState // non-nil between MULTI and EXEC/DISCARD
+	watches []watched   // WATCHed keys
+
+	// Event-loop connections (Linux sockets) are driven by a loop instead
+	// of a goroutine: fd is the socket (-1 otherwise), blocked is set while
+	// replies wait for the client to read, and closing once the
+	// connection is to close when they have all been written. writeWatch
+	// is set while the loop waits for the socket to be writable rather
+	// than readable.
+	fd         int
+	lp         *loop
+	blocked    bool
+	closing    bool
+	writeWatch bool
+	events     uint32 // the readiness the loop saw
+
+	x call // reused for every command
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{
+		s:       s,
+		nc:      nc,
+		id:      s.nextID.Add(1),
+		created: time.Now(),
+		rd:      newReader(nc),
+		authed:  s.password() == "",
+	}
+	c.fd = -1
+	c.w.proto = 2
+	c.w.errs = &s.errs
+	c.w.buf = make([]byte, 0, 4096)
+	c.rd.unauth = !c.authed
+	c.rd.maxBulk = s.maxBulk()
+	return c
+}
+
+// setAuthed marks the client authenticated and lifts the pre-AUTH request
+// limits.
+func (c *conn) setAuthed() {
+	c.authed = true
+	c.rd.unauth = false
+}
+
+// setDB selects database i for the connection.
+func (c *conn) setDB(i int) {
+	c.mu.Lock()
+	c.db = i
+	c.mu.Unlock()
+}
+
+// setName sets the connection's name ("" for none).
+func (c *conn) setName(n string) {
+	c.mu.Lock()
+	c.name = n
+	c.mu.Unlock()
+}

@@ -1,0 +1,91 @@
+package resp
+
+// This file holds CONFIG GET, SET and RESETSTAT, as Redis's config.c.
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// configGet returns the configuration parameters CONFIG GET reports.
+func (s *Server) configGet() map[string]string {
+	return map[string]string{
+		"save":                      "",
+		"appendonly":                "no",
+		"databases":                 strconv.Itoa(Databases),
+		"maxmemory":                 "0",
+		"maxmemory-policy":          "noeviction",
+		"maxclients":                "10000",
+		"timeout":                   "0",
+		"tcp-keepalive":             "300",
+		"port":                      strconv.Itoa(s.port()),
+		"bind":                      s.bindAddrs(),
+		"unixsocket":                s.unixSocket(),
+		"requirepass":               s.password(),
+		"proto-max-bulk-len":        strconv.Itoa(s.maxBulk()),
+		"client-query-buffer-limit": strconv.Itoa(maxQueryBuffer),
+		"notify-keyspace-events":    "",
+		"lua-time-limit":            "5000",
+		"busy-reply-threshold":      "5000",
+		"io-threads":                "1",
+		"cluster-enabled":           "no",
+		"replica-read-only":         "yes",
+		"slave-read-only":           "yes",
+		"appendfsync":               "everysec",
+		"hz":                        "10",
+		"loglevel":                  "notice",
+		"protected-mode":            "no",
+	}
+}
+
+func cmdConfigGet(x *call) {
+	cfg := x.s.configGet()
+	var keys []string
+	for k := range cfg {
+		for _, p := range x.args[2:] {
+			if globMatch(strings.ToLower(string(p)), k) {
+				keys = append(keys, k)
+				break
+			}
+		}
+	}
+	sort.Strings(keys)
+	x.w.mapHeader(len(keys))
+	for _, k := range keys {
+		x.w.bulkString(k)
+		x.w.bulkString(cfg[k])
+	}
+}
+
+// cmdConfigSet accepts the settings that have a meaning here (requirepass)
+// and those that are safe to ignore in memory (persistence); any other is
+// Redis's unknown-option error, never a silently ignored setting.
+func cmdConfigSet(x *call) {
+	if len(x.args)%2 != 0 {
+		x.w.errorReply("ERR wrong number of arguments for 'config|set' command")
+		return
+	}
+	for i := 2; i < len(x.args); i += 2 {
+		switch strings.ToLower(string(x.args[i])) {
+		case "save", "appendonly", "appendfsync", "loglevel":
+		case "requirepass":
+		default:
+			x.w.errorReply("ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(string(x.args[i])) + "'")
+			return
+		}
+	}
+	for i := 2; i < len(x.args); i += 2 {
+		if equalFold(x.args[i], "requirepass") {
+			x.s.setPassword(string(x.args[i+1]))
+		}
+	}
+	x.w.simple("OK")
+}
+
+func cmdConfigResetStat(x *call) {
+	x.s.commands.Store(0)
+	x.s.errs.reset()
+	x.s.resetCommandStats()
+	x.w.simple("OK")
+}

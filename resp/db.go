@@ -1,0 +1,134 @@
+package resp
+
+// This file is the keyspace, as Redis's db.c is: the store interface the
+// commands run on, which both an engine and an engine transaction provide
+// (so one command runs on its own, one engine call atomic by itself, or
+// inside MULTI/EXEC and Lua scripts, a transaction holding the engine); the
+// databases of a Server; and the atomic sections, with one frozen time per
+// database, that transactions and scripts run in.
+
+import (
+	"time"
+
+	"github.com/nxkv/nxkv/clock"
+	"github.com/nxkv/nxkv/engine"
+)
+
+// store is a database as the handlers see it: *engine.Engine outside
+// transactions, the transaction of an engine Update inside them.
+type store interface {
+	Now() time.Time
+	Get(key string) (string, bool)
+	Set(key, value string)
+	SetWith(key, value string, args engine.SetArgs) (engine.SetResult, error)
+	GetSet(key, value string) (string, bool)
+	GetDel(key string) (string, bool)
+	Del(keys ...string) int
+	Exists(key string) bool
+	PExpireAtCond(key string, at time.Time, cond engine.ExpireCond) (bool, error)
+	PTTL(key string) (time.Duration, bool)
+	GetPTTL(key string) (string, time.Duration, bool)
+	ExpireTime(key string) (at time.Time, ok bool)
+	Persist(key string) bool
+	IncrBy(key string, n int64) (int64, error)
+	CompareAndDelete(key, value string) bool
+	Range(fn func(key string) bool)
+}
+
+// update runs fn inside an engine section over keys (every shard when keys
+// is empty): atomic, with one frozen time.
+func update(e *engine.Engine, keys []string, fn func(st store)) {
+	e.Update(keys, func(tx *engine.Tx) { fn(tx) })
+}
+
+func engineClock(e *engine.Engine) clock.Clock { return e.Clock() }
+
+func newEngine(c clock.Clock) *engine.Engine { return engine.New(engine.Options{Clock: c}) }
+
+func flush(e *engine.Engine) { e.Flush() }
+
+// store returns database i as a store.
+func (s *Server) store(i int) store { return s.DB(i) }
+
+func scan(e *engine.Engine, cursor uint64, fn func(string)) uint64 { return e.Scan(cursor, fn) }
+
+// txSet holds the transactions of the databases an atomic section locked.
+type txSet struct {
+	st [Databases]store
+}
+
+// get returns database i's transaction, nil if the section does not hold
+// it.
+func (t *txSet) get(i int) store {
+	if t == nil || i < 0 || i >= Databases {
+		return nil
+	}
+	return t.st[i]
+}
+
+// allDatabases lists every database index.
+var allDatabases = func() []int {
+	dbs := make([]int, Databases)
+	for i := range dbs {
+		dbs[i] = i
+	}
+	return dbs
+}()
+
+// section runs fn with the databases dbs (ascending, distinct) each locked
+// whole, with one frozen time per database: fn is atomic against every
+// other client and every direct engine call. Nesting in ascending order
+// keeps two sections from deadlocking.
+func (s *Server) section(dbs []int, fn func(t *txSet)) {
+	var t txSet
+	var lock func(i int)
+	lock = func(i int) {
+		if i == len(dbs) {
+			fn(&t)
+			return
+		}
+		update(s.DB(dbs[i]), nil, func(st store) {
+			t.st[dbs[i]] = st
+			lock(i + 1)
+		})
+	}
+	lock(0)
+}
+
+// Databases is the number of databases SELECT can choose from (Redis's
+// default).
+const Databases = 16
+
+// DB returns database i (0 to 15), creating it on first use. It panics
+// for an index out of range. It is safe for concurrent use; the engine
+// stays valid until Close.
+func (s *Server) DB(i int) *engine.Engine {
+	if e := s.dbCache[i].Load(); e != nil {
+		return e
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dbs[i] == nil {
+		e := newEngine(s.clk)
+		if s.closed {
+			// Close has run: stop the reaper at once (the engine still
+			// serves calls) rather than leak it.
+			e.Close()
+		}
+		s.dbs[i] = e
+		s.owned[i] = true
+		s.dbCache[i].Store(e)
+	}
+	return s.dbs[i]
+}
+
+// existingDB returns database i if it was created, or nil.
+func (s *Server) existingDB(i int) *engine.Engine { return s.dbCache[i].Load() }
+
+// Engine returns database 0.
+func (s *Server) Engine() *engine.Engine { return s.dbs[0] }
+
+var (
+	_ store = (*engine.Engine)(nil)
+	_ store = (*engine.Tx)(nil)
+)

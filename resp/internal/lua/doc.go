@@ -1,0 +1,31 @@
+// Package lua is the Lua 5.1 runtime of nxkv-server's scripts, as Redis's
+// script_lua.c is Redis's: interpreters (github.com/yuin/gopher-lua) set up
+// with Redis 7's environment, Lua 5.1's library where gopher-lua differs
+// from it, the limits that keep one script from taking the server down, and
+// Redis's conversions between Lua values and replies. No other package of
+// nxkv imports gopher-lua.
+//
+// # Model
+//
+// A server creates one Runtime and compiles each distinct script body once
+// (Compile) into a Function, which it caches by SHA1 (SHA1Hex) as it
+// likes. Run runs a Function with KEYS and ARGV on an interpreter from the
+// Runtime's pool: the script's redis.call and redis.pcall go to the Caller
+// the server passes, which runs the command and writes its reply to a
+// Reply, which makes it a Lua value; the script's result, or its error, is
+// converted to a reply and written to the server's Writer. The server holds
+// whatever atomic section the script needs for as long as Run lasts; the
+// package knows nothing of commands, databases or clients.
+//
+// A script is stopped with an error past its time limit (Input.Timeout,
+// five seconds by default) or once it has grown the process heap past its
+// memory limit (Input.Memory, 1 GiB by default), and no builtin runs or
+// allocates without bound inside one call. An interpreter a script killed,
+// or whose shared tables it changed, is discarded rather than reused.
+// Flush makes interpreters forget the Functions they instantiated (SCRIPT
+// FLUSH). Every script of a Runtime shares one math.random generator,
+// never reset, as in Redis.
+//
+// The behaviour scripts see, and where it differs from Redis's, is
+// described in the documentation of package resp, under Lua.
+package lua

@@ -1,0 +1,369 @@
+package lua
+
+// This file builds an interpreter with Redis 7's environment: the globals
+// Redis keeps (bit included), read-only globals and libraries, reading an
+// undefined global as an error, and the builtins replaced where gopher-lua
+// differs from Lua 5.1 or could run or allocate without bound inside one
+// call.
+
+import (
+	"math"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// luaPCall wraps the interpreter's pcall as Redis 7 does: an error that is
+// a table with a string (or number) err field, as redis.call and
+// error_reply raise, is caught as that field, so that
+// pcall(redis.call, ...) gives the error's text, not a table.
+func luaPCall(pcall *lua.LFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		n := pcall.GFunction(L)
+		top := L.GetTop()
+		if n < 2 || L.Get(top-n+1) != lua.LFalse {
+			return n
+		}
+		if t, ok := L.Get(top - n + 2).(*lua.LTable); ok {
+			if e := L.GetField(t, "err"); e.Type() == lua.LTString || e.Type() == lua.LTNumber {
+				L.Replace(top-n+2, e)
+			}
+		}
+		return n
+	}
+}
+
+// readonlyErr is Redis's error for writing to a global or a library.
+const readonlyErr = "Attempt to modify a readonly table"
+
+// newVM builds an interpreter with Redis 7.0's globals: the base functions
+// it keeps, coroutine, string, math, table, bit and the redis API, all
+// read-only; reading an undefined global is an error.
+func (rt *Runtime) newVM() *vm {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 20,
+		IncludeGoStackTrace: true}) // for the report of a panic (PanicError)
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	v := &vm{rt: rt, L: L, fns: map[*Function]*lua.LFunction{}, dog: newWatchdog()}
+	v.newContext()
+
+	g := L.G.Global
+	for _, name := range []string{"dofile", "loadfile", "print", "_printregs", "module", "require",
+		"getfenv", "setfenv", "newproxy", "_GOPHER_LUA_VERSION", "package"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	g.RawSetString("collectgarbage", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	g.RawSetString("rawset", L.NewFunction(v.rawset))
+	g.RawSetString("error", L.NewFunction(luaError))
+	g.RawSetString("pcall", L.NewFunction(luaPCall(g.RawGetString("pcall").(*lua.LFunction))))
+	g.RawSetString("loadstring", L.NewFunction(v.loadString))
+	g.RawSetString("bit", newBitLib(L))
+	g.RawSetString("redis", v.newRedisLib())
+	// Builtins that would allocate, or push values, without bound inside
+	// one Go call (where the script time limit cannot stop them) get Lua
+	// 5.1's limits.
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
+	str := g.RawGetString("string").(*lua.LTable)
+	str.RawSetString("rep", L.NewFunction(v.strRep))
+	str.RawSetString("byte", L.NewFunction(strByte))
+	// The pattern functions are this package's own (pattern.go): they
+	// stop with the script, and gsub takes linear time.
+	str.RawSetString("find", L.NewFunction(strFind))
+	str.RawSetString("match", L.NewFunction(strMatch))
+	str.RawSetString("gmatch", L.NewFunction(strGmatch))
+	str.RawSetString("gsub", L.NewFunction(v.strGsub))
+	// Number conversions and string.format are Lua 5.1's (number.go,
+	// format.go), and integer arguments may be numeric strings.
+	str.RawSetString("format", L.NewFunction(v.strFormat))
+	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
+	g.RawSetString("tostring", L.NewFunction(luaToStringFunc(g.RawGetString("tostring").(*lua.LFunction))))
+	tab := g.RawGetString("table").(*lua.LTable)
+	for _, w := range []struct {
+		t         *lua.LTable
+		name      string
+		width     int // 32: a C int in Lua 5.1; 64: a ptrdiff_t
+		from      int
+		positions []int
+	}{
+		{str, "sub", 64, 0, []int{2, 3}},
+		{tab, "remove", 32, 0, []int{2}},
+		{g, "select", 32, 0, []int{1}},
+	} {
+		orig := w.t.RawGetString(w.name).(*lua.LFunction)
+		w.t.RawSetString(w.name, L.NewFunction(numericArgs(orig, w.width, w.from, w.positions...)))
+	}
+	for _, name := range []string{"sub", "len", "upper", "lower", "reverse"} {
+		orig := str.RawGetString(name).(*lua.LFunction)
+		str.RawSetString(name, L.NewFunction(stringArgs(orig, 1)))
+	}
+	tab.RawSetString("concat", L.NewFunction(v.tableConcat))
+	str.RawSetString("char", L.NewFunction(strChar))
+	// Lua's math.huge is infinity; gopher-lua's is the largest finite number.
+	g.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
+	g.RawGetString("math").(*lua.LTable).RawSetString("random", L.NewFunction(v.mathRandom))
+	g.RawGetString("math").(*lua.LTable).RawSetString("randomseed", L.NewFunction(v.mathRandomSeed))
+	// table.insert's second argument is a position only when a third
+	// follows: table.insert(t, "5") appends the string.
+	insert := tab.RawGetString("insert").(*lua.LFunction)
+	insertPos := numericArgs(insert, 32, 0, 2)
+	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() == 3 {
+			return insertPos(L)
+		}
+		return insert.GFunction(L)
+	}))
+	// Each coroutine resumed inside another nests Go calls and a new
+	// interpreter stack, and gopher-lua sets no limit: recursion through
+	// coroutines held the database for minutes and grew without bound.
+	co := g.RawGetString("coroutine").(*lua.LTable)
+	resume := co.RawGetString("resume").(*lua.LFunction)
+	wrap := co.RawGetString("wrap").(*lua.LFunction)
+	create := co.RawGetString("create").(*lua.LFunction)
+	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int { return callNested(L, resume) }))
+	co.RawSetString("create", L.NewFunction(func(L *lua.LState) int {
+		v.threads = true
+		L.Insert(create, 1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
+	co.RawSetString("wrap", L.NewFunction(func(L *lua.LState) int {
+		v.threads = true
+		L.Insert(wrap, 1)
+		L.Call(L.GetTop()-1, 1)
+		f := L.Get(-1)
+		L.Pop(1)
+		fn, ok := f.(*lua.LFunction)
+		if !ok {
+			L.RaiseError("coroutine.wrap returned no function")
+		}
+		L.Push(L.NewFunction(func(L *lua.LState) int { return callNested(L, fn) }))
+		return 1
+	}))
+
+	// Libraries become read-only proxies.
+	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis"} {
+		real := g.RawGetString(name).(*lua.LTable)
+		p := v.readonly(real)
+		g.RawSetString(name, p)
+		if name == "string" {
+			mt := L.NewTable()
+			mt.RawSetString("__index", p)
+			mt.RawSetString("__metatable", lua.LFalse)
+			L.SetMetatable(lua.LString(""), mt)
+			v.installOps(g, mt) // Lua 5.1's operators (ops.go)
+		}
+	}
+	// Globals: scripts read them through env, whose misses go to g, whose
+	// misses are an error; writes to env are an error.
+	gmt := L.NewTable()
+	gmt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		return 0
+	}))
+	L.SetMetatable(g, gmt)
+	v.env = readonlyProxy(L, g)
+	g.RawSetString("_G", v.env)
+	L.Env = v.env
+	v.handle = L.NewFunction(v.errorHandler)
+	return v
+}
+
+// luaError is Lua 5.1's error: a string or number message gets the
+// position of the function level calls up (1: error's caller), if that is
+// a Lua function; level 0 raises the value as it is.
+func luaError(L *lua.LState) int {
+	obj := L.Get(1) // error() raises nil
+	level := optCInt(L, 2, "error", 1)
+	if s, ok := toStringArg(obj); ok && level > 0 {
+		obj = lua.LString(luaWhere(L, int(level)) + s)
+	}
+	L.Error(obj, 0)
+	return 0
+}
+
+// readonly returns a read-only proxy of the library t, which clean checks
+// after each run.
+func (v *vm) readonly(t *lua.LTable) *lua.LTable {
+	p := readonlyProxy(v.L, t)
+	v.libs = append(v.libs, p)
+	return p
+}
+
+// readonlyProxy returns an empty table that reads through to t and refuses
+// writes.
+func readonlyProxy(L *lua.LState, t *lua.LTable) *lua.LTable {
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(readonlyErr)
+		return 0
+	}))
+	mt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(p, mt)
+	return p
+}
+
+// callNested calls fn, which resumes a coroutine, with the arguments on
+// L's stack and returns its results, or raises Lua 5.1's "C stack
+// overflow" when L is already maxCoroutineNesting coroutines deep.
+func callNested(L *lua.LState, fn *lua.LFunction) int {
+	depth := 0
+	for p := L; p.Parent != nil; p = p.Parent {
+		depth++
+	}
+	if depth >= maxCoroutineNesting {
+		L.RaiseError("C stack overflow")
+	}
+	L.Insert(fn, 1)
+	L.Call(L.GetTop()-1, lua.MultRet)
+	return L.GetTop()
+}
+
+// luaUnpack is Lua 5.1's unpack, which refuses to return more values than
+// its stack holds; gopher-lua's pushes any number, for as long as it takes.
+// Its bounds are C ints, and so is the count: unpack(t, 0/0) starts at 0
+// (NaN converts to 0 there), and a range whose count wraps is refused.
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	i := optCInt(L, 2, "unpack", 1)
+	e := optCInt(L, 3, "unpack", int32(t.Len()))
+	if i > e {
+		return 0
+	}
+	n := e - i + 1 // wraps as C's int does
+	if n <= 0 || n >= maxLuaResults {
+		luaRaise(L, "too many results to unpack")
+	}
+	for k := range n {
+		L.Push(t.RawGetInt(int(i + k)))
+	}
+	return int(n)
+}
+
+// strByte is Lua 5.1's string.byte: the end defaults to the start, and at
+// most the stack's worth of bytes are returned.
+func strByte(L *lua.LState) int {
+	s := checkLuaString(L, 1, "byte")
+	l := int64(len(s))
+	i := optInteger(L, 2, 1)
+	e := optInteger(L, 3, i)
+	if i < 0 {
+		i += l + 1
+	}
+	if e < 0 {
+		e += l + 1
+	}
+	i, e = max(i, 1), min(e, l)
+	if i > e {
+		return 0
+	}
+	if e-i >= maxLuaResults {
+		luaRaise(L, "stack overflow (string slice too long)")
+	}
+	for k := i; k <= e; k++ {
+		L.Push(lua.LNumber(s[k-1]))
+	}
+	return int(e - i + 1)
+}
+
+// strRep is string.rep held to proto-max-bulk-len: gopher-lua's allocates
+// whatever is asked, and a failed allocation of a terabyte aborts the
+// process.
+func (v *vm) strRep(L *lua.LState) int {
+	s := checkLuaString(L, 1, "rep")
+	n := int(luaCInt(L, 2, "rep"))
+	if n <= 0 || len(s) == 0 {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if n > v.rt.maxBulk/len(s) {
+		luaRaise(L, "resulting string too large")
+	}
+	L.Push(lua.LString(strings.Repeat(s, n)))
+	return 1
+}
+
+// rawset is Lua's rawset, refusing the read-only tables as Redis does.
+func (v *vm) rawset(L *lua.LState) int {
+	t := L.CheckTable(1)
+	if t == v.env {
+		L.Error(lua.LString(readonlyErr), 0)
+	}
+	for _, p := range v.libs {
+		if t == p {
+			L.Error(lua.LString(readonlyErr), 0)
+		}
+	}
+	key := L.CheckAny(2)
+	L.RawSet(t, key, L.CheckAny(3))
+	L.SetTop(1)
+	return 1
+}
+
+// loadString is Lua 5.1's loadstring(s [, chunkname]): s compiled as the
+// script's own code is (so with Lua 5.1's operators), named in errors as
+// Lua names a chunk; nil and the message if it does not compile.
+func (v *vm) loadString(L *lua.LState) int {
+	src := checkLuaString(L, 1, "loadstring")
+	name := src
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = checkLuaString(L, 2, "loadstring")
+	}
+	id := chunkID(name)
+	if _, ok := v.chunks[id]; ok || len(v.chunks) < maxChunkNames {
+		if v.chunks == nil {
+			v.chunks = map[string]string{}
+		}
+		v.chunks[id] = name
+	}
+	proto, msg := compileChunk(src, id)
+	if msg != "" {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	L.Push(L.NewFunctionFromProto(proto))
+	return 1
+}
+
+// chunkID is how Lua 5.1 names a chunk in messages (luaO_chunkid, in 60
+// bytes): "=name" as name, "@file" as file (its last part if long), and
+// source code as [string "its first line"], cut short with "...".
+func chunkID(source string) string {
+	const size = 60 // LUA_IDSIZE, counting C's NUL
+	source = cString(source)
+	switch {
+	case strings.HasPrefix(source, "="):
+		s := source[1:]
+		return s[:min(len(s), size-1)]
+	case strings.HasPrefix(source, "@"):
+		s := source[1:]
+		if room := size - len(" '...' ") - 1; len(s) > room {
+			return "..." + s[len(s)-room:]
+		}
+		return s
+	}
+	n := strings.IndexAny(source, "\n\r")
+	if n < 0 {
+		n = len(source)
+	}
+	n = min(n, size-len(` [string "..."] `)-1)
+	if n < len(source) {
+		return `[string "` + source[:n] + `..."]`
+	}
+	return `[string "` + source + `"]`
+}

@@ -1,0 +1,120 @@
+package lua_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nxkv/nxkv/resp/internal/lua"
+)
+
+// record is a Writer that notes each reply element as "type:value".
+type record []string
+
+func (r *record) add(f string, a ...any) { *r = append(*r, fmt.Sprintf(f, a...)) }
+func (r *record) Simple(s string)        { r.add("simple:%s", s) }
+func (r *record) Error(s string)         { r.add("error:%s", s) }
+func (r *record) Int(n int64)            { r.add("int:%d", n) }
+func (r *record) BulkString(s string)    { r.add("bulk:%s", s) }
+func (r *record) Null()                  { r.add("null") }
+func (r *record) Bool(b bool)            { r.add("bool:%t", b) }
+func (r *record) Double(f float64)       { r.add("double:%g", f) }
+func (r *record) Array(n int)            { r.add("array:%d", n) }
+func (r *record) Map(n int)              { r.add("map:%d", n) }
+func (r *record) Set(n int)              { r.add("set:%d", n) }
+
+func (r record) String() string { return strings.Join(r, " ") }
+
+// caller is a Caller that answers a few commands the way a server would,
+// and records what it was asked.
+type caller struct{ calls []string }
+
+func (c *caller) Call(args [][]byte, r *lua.Reply) {
+	var parts []string
+	for _, a := range args {
+		parts = append(parts, string(a))
+	}
+	c.calls = append(c.calls, strings.Join(parts, " "))
+	switch strings.ToLower(string(args[0])) {
+	case "get":
+		r.BulkString("v")
+	case "incr":
+		r.Error("ERR value is not an integer or out of range")
+	case "pair":
+		r.Array(2)
+		r.Int(1)
+		r.Null()
+	case "hello":
+		r.Map(1)
+		r.BulkString("proto")
+		r.Double(1.5)
+	default:
+		r.Error("ERR Unknown Redis command called from script")
+	}
+}
+
+func run(t *testing.T, rt *lua.Runtime, src string, in lua.Input) (string, *caller) {
+	t.Helper()
+	fn, err := lua.Compile(src)
+	if err != nil {
+		t.Fatalf("Compile(%q): %v", src, err)
+	}
+	var w record
+	c := &caller{}
+	rt.Run(fn, in, c, &w)
+	return w.String(), c
+}
+
+// TestRuntimeWithoutServer runs scripts through the package's interface
+// alone, with a Caller and a Writer standing in for the server: KEYS and
+// ARGV reach the script, redis.call reaches the Caller with its arguments
+// (numbers as "%.17g"), replies convert both ways in RESP2 and RESP3, a
+// command's error is raised by call and returned by pcall, and the limits
+// stop a script.
+func TestRuntimeWithoutServer(t *testing.T) {
+	rt := lua.New(lua.Options{Version: "7.0.15"})
+	defer rt.Close()
+	in := lua.Input{SHA: "abc", Keys: [][]byte{[]byte("k1")}, Argv: [][]byte{[]byte("a1"), []byte("a2")}}
+	for _, tc := range []struct {
+		src, want, calls string
+	}{
+		{`return {KEYS[1], ARGV[2], #ARGV, 2.9, true, false}`, "array:6 bulk:k1 bulk:a2 int:2 int:2 int:1 null", ""},
+		{`return redis.call('GET', KEYS[1], 1.5)`, "bulk:v", "GET k1 1.5"},
+		{`return redis.call('PAIR')`, "array:2 int:1 null", "PAIR"},
+		{`redis.setresp(3) return {redis.call('PAIR')[2] == nil, redis.call('HELLO').map.proto.double}`,
+			"array:2 bool:true int:1", "PAIR HELLO"},
+		{`redis.setresp(3) return redis.call('HELLO')`, "map:1 bulk:proto double:1.5", "HELLO"},
+		{`return redis.call('HELLO')`, "array:2 bulk:proto bulk:1.5", "HELLO"},
+		{`return redis.pcall('INCR', 'x')`, "error:ERR value is not an integer or out of range", "INCR x"},
+		{`redis.call('INCR', 'x') return 1`,
+			"error:ERR value is not an integer or out of range script: abc, on @user_script:1.", "INCR x"},
+		{`return redis.call('NOPE')`, "error:ERR Unknown Redis command called from script script: abc, on @user_script:1.", "NOPE"},
+		{`return redis.call({})`, "error:ERR Lua redis lib command arguments must be strings or integers script: abc, on @user_script:1.", ""},
+		{`return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}`, "array:2 bulk:7.0.15 int:458767", ""},
+		{`return {ok = 'fine\r\nx'}`, "simple:fine  x", ""},
+		{`return redis.sha1hex('')`, "bulk:da39a3ee5e6b4b0d3255bfef95601890afd80709", ""},
+	} {
+		got, c := run(t, rt, tc.src, in)
+		if got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.src, got, tc.want)
+		}
+		if calls := strings.Join(c.calls, " "); calls != tc.calls {
+			t.Errorf("%s: the Caller got %q, want %q", tc.src, calls, tc.calls)
+		}
+	}
+
+	if _, err := lua.Compile("return +"); err == nil || !strings.HasPrefix(err.Error(), "user_script:1: ") {
+		t.Errorf("Compile of a syntax error: %v, want the compiler's message", err)
+	}
+
+	slow := in
+	slow.Timeout = 50 * time.Millisecond
+	if got, _ := run(t, rt, `while true do end`, slow); got != "error:ERR Script killed after running for 50ms" {
+		t.Errorf("endless loop: got %s", got)
+	}
+	rt.Flush()
+	if got, _ := run(t, rt, `return ARGV[1]`, in); got != "bulk:a1" {
+		t.Errorf("after Flush: got %s", got)
+	}
+}

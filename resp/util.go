@@ -1,0 +1,88 @@
+package resp
+
+// This file holds small text helpers every layer uses: Redis's string2ll,
+// ASCII case folding, and the sanitizing of error texts.
+
+import (
+	"strconv"
+	"strings"
+)
+
+// equalFold reports whether b equals the lower-case ASCII word s, ignoring
+// case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// itoa formats n in base 10.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// truncate returns at most n bytes of s.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// sanitize replaces CR and LF, which would break the protocol, by spaces,
+// as Redis does in error replies.
+func sanitize(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// parseInt parses b as Redis's string2ll does: an optional '-', then "0"
+// or a digit 1-9 followed by digits, within int64; nothing else.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	d := b
+	if neg {
+		d = d[1:]
+	}
+	if len(d) == 0 || d[0] < '1' || d[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range d {
+		if c < '0' || c > '9' || v > (1<<63)/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0') // at most 2^63+9: no wrap
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
