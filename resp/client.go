@@ -7,6 +7,7 @@ package resp
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,19 @@ type conn struct {
 
 	multi   *multiState // non-nil between MULTI and EXEC/DISCARD
 	watches []watched   // WATCHed keys
+
+	// out is the output other goroutines push to the client (outbox.go);
+	// subscribed, set while the client has pub/sub subscriptions, puts it
+	// in the pub/sub class of the output limits.
+	out        outbox
+	subscribed atomic.Bool
+	kicked     atomic.Bool // queued on its event loop to take its outbox
+	kick       func()      // set before serving by an event loop: queues the client to take its outbox
+	// closeHooks, guarded by out.mu, run once when the connection ends,
+	// on its owner's goroutine, after its outbox is closed (so no push is
+	// taken any more): subsystems that keep the client in a registry
+	// (pub/sub, tracking, blocked clients) remove it there.
+	closeHooks []func()
 
 	// Event-loop connections (Linux sockets) are driven by a loop instead
 	// of a goroutine: fd is the socket (-1 otherwise), blocked is set while
@@ -67,6 +81,20 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c.rd.unauth = !c.authed
 	c.rd.maxBulk = s.maxBulk()
 	return c
+}
+
+// atClose registers f to run when the connection ends (see closeHooks);
+// on a connection already released, f runs at once. It is safe for
+// concurrent use.
+func (c *conn) atClose(f func()) {
+	c.out.mu.Lock()
+	if c.out.released {
+		c.out.mu.Unlock()
+		f()
+		return
+	}
+	c.closeHooks = append(c.closeHooks, f)
+	c.out.mu.Unlock()
 }
 
 // setAuthed marks the client authenticated and lifts the pre-AUTH request

@@ -11,31 +11,32 @@ import (
 // configGet returns the configuration parameters CONFIG GET reports.
 func (s *Server) configGet() map[string]string {
 	return map[string]string{
-		"save":                      "",
-		"appendonly":                "no",
-		"databases":                 strconv.Itoa(Databases),
-		"maxmemory":                 "0",
-		"maxmemory-policy":          "noeviction",
-		"maxclients":                "10000",
-		"timeout":                   "0",
-		"tcp-keepalive":             "300",
-		"port":                      strconv.Itoa(s.port()),
-		"bind":                      s.bindAddrs(),
-		"unixsocket":                s.unixSocket(),
-		"requirepass":               s.password(),
-		"proto-max-bulk-len":        strconv.Itoa(s.maxBulk()),
-		"client-query-buffer-limit": strconv.Itoa(maxQueryBuffer),
-		"notify-keyspace-events":    "",
-		"lua-time-limit":            "5000",
-		"busy-reply-threshold":      "5000",
-		"io-threads":                "1",
-		"cluster-enabled":           "no",
-		"replica-read-only":         "yes",
-		"slave-read-only":           "yes",
-		"appendfsync":               "everysec",
-		"hz":                        "10",
-		"loglevel":                  "notice",
-		"protected-mode":            "no",
+		"save":                       "",
+		"appendonly":                 "no",
+		"databases":                  strconv.Itoa(Databases),
+		"maxmemory":                  "0",
+		"maxmemory-policy":           "noeviction",
+		"maxclients":                 "10000",
+		"timeout":                    "0",
+		"tcp-keepalive":              "300",
+		"port":                       strconv.Itoa(s.port()),
+		"bind":                       s.bindAddrs(),
+		"unixsocket":                 s.unixSocket(),
+		"requirepass":                s.password(),
+		"proto-max-bulk-len":         strconv.Itoa(s.maxBulk()),
+		"client-query-buffer-limit":  strconv.Itoa(maxQueryBuffer),
+		"client-output-buffer-limit": s.outputLimits().String(),
+		"notify-keyspace-events":     "",
+		"lua-time-limit":             "5000",
+		"busy-reply-threshold":       "5000",
+		"io-threads":                 "1",
+		"cluster-enabled":            "no",
+		"replica-read-only":          "yes",
+		"slave-read-only":            "yes",
+		"appendfsync":                "everysec",
+		"hz":                         "10",
+		"loglevel":                   "notice",
+		"protected-mode":             "no",
 	}
 }
 
@@ -70,14 +71,23 @@ func cmdConfigSet(x *call) {
 		switch strings.ToLower(string(x.args[i])) {
 		case "save", "appendonly", "appendfsync", "loglevel":
 		case "requirepass":
+		case "client-output-buffer-limit":
+			if _, why := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1])); why != "" {
+				x.w.errorReply("ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - " + why)
+				return
+			}
 		default:
 			x.w.errorReply("ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(string(x.args[i])) + "'")
 			return
 		}
 	}
 	for i := 2; i < len(x.args); i += 2 {
-		if equalFold(x.args[i], "requirepass") {
+		switch {
+		case equalFold(x.args[i], "requirepass"):
 			x.s.setPassword(string(x.args[i+1]))
+		case equalFold(x.args[i], "client-output-buffer-limit"):
+			l, _ := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1]))
+			x.s.limits.Store(&l)
 		}
 	}
 	x.w.simple("OK")

@@ -184,7 +184,7 @@ package resp
 //	layer     files
 //	util      util.go glob.go splitargs.go longdouble.go cpu_unix.go cpu_other.go
 //	protocol  reader.go writer.go
-//	state     server_state.go client.go db.go
+//	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
 //	commands  t_string.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
@@ -194,7 +194,9 @@ package resp
 // glob matching, argument splitting, long double arithmetic).
 // protocol: request parsing and reply encoding, the RESP halves of
 // networking.c; writer.go also counts error replies (INFO errorstats).
-// state: the Server's state and a client's, and the keyspace (db.go):
+// state: the Server's state and a client's, the client's outbox (outbox.go:
+// output other goroutines push to it, and its output limits), and the
+// keyspace (db.go):
 // stores, databases, and the atomic sections transactions and scripts run
 // in, one frozen time per database.
 // call: the command table's machinery and lookup (table.go), a command's

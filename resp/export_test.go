@@ -74,7 +74,6 @@ func Serve(s *Server, input []byte) []byte {
 	fc := &fakeConn{in: bytes.NewReader(input)}
 	c := newConn(s, fc)
 	c.serve()
-	c.unwatchAll()
 	return fc.out.Bytes()
 }
 

@@ -22,11 +22,12 @@ import (
 type loop struct {
 	s      *Server
 	epfd   int
-	wakefd int // eventfd: wakes the loop to stop
+	wakefd int // eventfd: wakes the loop to stop, or to take pushed output
 
 	mu      sync.Mutex
 	conns   map[int]*conn // guarded by mu
 	closing bool          // guarded by mu
+	kicked  []*conn       // guarded by mu: connections with pushed output to take
 
 	wakeups atomic.Int64 // epoll_wait returns, for tests
 }
@@ -81,6 +82,23 @@ func (lp *loop) stop() {
 	lp.mu.Lock()
 	lp.closing = true
 	lp.mu.Unlock()
+	lp.signal()
+}
+
+// kick makes the loop take c's pushed output (outbox.go); any goroutine
+// may call it. A connection is queued once until the loop takes it.
+func (lp *loop) kick(c *conn) {
+	if c.kicked.Swap(true) {
+		return
+	}
+	lp.mu.Lock()
+	lp.kicked = append(lp.kicked, c)
+	lp.mu.Unlock()
+	lp.signal()
+}
+
+// signal wakes the loop's epoll_wait through its eventfd.
+func (lp *loop) signal() {
 	var one = [8]byte{1}
 	_, _ = syscall.Write(lp.wakefd, one[:])
 }
@@ -126,6 +144,7 @@ func (c *conn) closeDetached() {
 // add starts serving a detached connection on the loop.
 func (lp *loop) add(c *conn) {
 	c.lp = lp
+	c.kick = func() { lp.kick(c) }
 	lp.mu.Lock()
 	if lp.closing {
 		lp.mu.Unlock()
@@ -157,22 +176,57 @@ func (lp *loop) run() {
 			return
 		}
 		ready = ready[:0]
+		woken := false
 		lp.mu.Lock()
 		closing := lp.closing
 		for _, ev := range events[:n] {
-			if c := lp.conns[int(ev.Fd)]; c != nil {
+			if int(ev.Fd) == lp.wakefd {
+				woken = true
+			} else if c := lp.conns[int(ev.Fd)]; c != nil {
 				c.events = ev.Events
 				ready = append(ready, c)
 			}
 		}
+		kicked := lp.kicked
+		lp.kicked = nil
 		lp.mu.Unlock()
 		if closing {
 			lp.shutdown()
 			return
 		}
+		if woken {
+			var buf [8]byte
+			_, _ = syscall.Read(lp.wakefd, buf[:]) // reset the eventfd's count
+		}
 		for _, c := range ready {
 			c.onEvents()
 		}
+		for _, c := range kicked {
+			c.kicked.Store(false)
+			c.onKick()
+		}
+	}
+}
+
+// onKick writes the output pushed to c (outbox.go), or closes c when it
+// passed its output limits. A connection closed meanwhile is left alone.
+func (c *conn) onKick() {
+	if c.fd < 0 {
+		return
+	}
+	if c.takeOutbox() != nil {
+		c.closeFD()
+		return
+	}
+	if c.blocked {
+		return // behind replies the client has not read: EPOLLOUT writes it all
+	}
+	if !c.flushFD() {
+		c.closeFD()
+		return
+	}
+	if c.closing && !c.blocked {
+		c.closeFD()
 	}
 }
 
@@ -248,7 +302,7 @@ func (c *conn) runPending() {
 		if afterProcess != nil {
 			afterProcess(c)
 		}
-		if !c.flush() {
+		if c.takeOutbox() != nil || !c.flush() {
 			c.closeFD()
 			return
 		}
@@ -292,11 +346,13 @@ func (c *conn) flushFD() bool {
 				c.blocked = true
 				c.watchWrite()
 			}
+			c.noteUnflushed()
 			return true
 		}
 		return false
 	}
 	c.resetOut()
+	c.out.unflushed.Store(0)
 	if c.blocked {
 		c.blocked = false
 	}
@@ -336,7 +392,7 @@ func (c *conn) closeFD() {
 	_ = syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
 	syscall.Close(c.fd)
 	c.fd = -2 // closed: never -1, which means a goroutine connection
-	c.unwatchAll()
+	c.release()
 	c.s.forget(c)
 }
 

@@ -16,14 +16,43 @@ import (
 // sends malformed input or the server closes.
 func (c *conn) serve() {
 	defer c.nc.Close()
-	defer c.unwatchAll()
+	defer c.release()
 	for c.process() {
-		if !c.flush() {
+		if c.takeOutbox() != nil || !c.flush() {
 			return
 		}
-		if err := c.rd.fill(); err != nil {
+		err := c.rd.fill()
+		for isWakeUp(err) {
+			// A push woke the read (outbox.go): clear the deadline first, so
+			// a push after the take wakes the next read, then write it.
+			_ = c.nc.SetReadDeadline(time.Time{})
+			if c.takeOutbox() != nil || !c.flush() {
+				return
+			}
+			err = c.rd.fill()
+		}
+		if err != nil {
 			return // errQueryBuffer included: Redis closes such a client without a reply
 		}
+	}
+	if c.takeOutbox() == nil {
+		c.flush() // pushes that came with the last replies
+	}
+}
+
+// release ends the client's life in the server: its outbox refuses
+// pushes, its WATCHes and close hooks are released. The owner calls it
+// once, when the connection closes.
+func (c *conn) release() {
+	c.out.mu.Lock()
+	c.out.closed, c.out.released = true, true
+	c.out.buf = nil
+	hooks := c.closeHooks
+	c.closeHooks = nil
+	c.out.mu.Unlock()
+	c.unwatchAll()
+	for _, f := range hooks {
+		f()
 	}
 }
 
@@ -68,8 +97,10 @@ func (c *conn) flush() bool {
 	if c.fd >= 0 {
 		return c.flushFD()
 	}
+	c.noteUnflushed() // a client that does not read holds the write here
 	_, err := c.nc.Write(c.w.buf)
 	c.resetOut()
+	c.out.unflushed.Store(0)
 	return err == nil
 }
 

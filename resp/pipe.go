@@ -196,6 +196,15 @@ func (c *memConn) Close() error {
 	return nil
 }
 
+// unread returns the bytes written to the peer that it has not read yet:
+// an in-memory connection's writes never block, so this is where a client
+// that does not read holds its output (counted for the output limits).
+func (c *memConn) unread() int64 {
+	c.out.mu.Lock()
+	defer c.out.mu.Unlock()
+	return int64(len(c.out.buf))
+}
+
 func (c *memConn) LocalAddr() net.Addr  { return memAddr{} }
 func (c *memConn) RemoteAddr() net.Addr { return memAddr{} }
 

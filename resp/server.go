@@ -31,6 +31,8 @@ func New(opts Options) *Server {
 	}
 	s.dbCache[0].Store(s.dbs[0])
 	s.pass.Store(&opts.Password)
+	limits := defaultOutputLimits
+	s.limits.Store(&limits)
 	var id [20]byte
 	_, _ = rand.Read(id[:])
 	s.runID = hex.EncodeToString(id[:])
@@ -86,6 +88,10 @@ type Stats struct {
 	// Panics is the number of commands that panicked: each was contained
 	// (logged, its client's connection closed) and is a defect of nxkv.
 	Panics int64
+	// OutputLimitCloses is the number of clients closed because their
+	// pending output passed client-output-buffer-limit (a subscriber that
+	// stopped reading, say).
+	OutputLimitCloses int64
 }
 
 // Stats returns the server's counters. It is safe for concurrent use.
@@ -95,5 +101,7 @@ func (s *Server) Stats() Stats {
 		Commands:     s.commands.Load(),
 		ErrorReplies: s.errs.total.Load(),
 		Panics:       s.panics.total.Load(),
+
+		OutputLimitCloses: s.clientsKilled.Load(),
 	}
 }

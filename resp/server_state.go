@@ -155,6 +155,9 @@ type Server struct {
 	panics   panicLog
 	errs     errorStats
 
+	limits        atomic.Pointer[outputLimits] // client-output-buffer-limit; CONFIG SET may change it
+	clientsKilled atomic.Int64                 // clients closed at their output limits
+
 	// unlockedScripts, set only by the package's tests (export_test.go),
 	// plants a bug: scripts run without their atomic section, each
 	// redis.call on its own. The linearizability test shows it is caught.
