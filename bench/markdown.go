@@ -64,15 +64,7 @@ func renderMarkdown(w io.Writer, charts, label string, r *Results) {
 	fmt.Fprintf(w, "Each row compares nxkv's median cost with that of the alternative that did best in this run,\n"+
 		"measured in the same interleaved rounds, with a 95%% confidence interval from resampling the rounds\n"+
 		"(see Method). The chart above also shows every contestant of every job.\n\n")
-	fmt.Fprintf(w, "| job | nxkv | best alternative | verdict | 95%% CI |\n|---|---|---|---|---|\n")
-	for _, h := range r.Headline {
-		if h.Skipped != "" {
-			fmt.Fprintf(w, "| %s | | | skipped: %s | |\n", h.Title, mdCell(h.Skipped))
-			continue
-		}
-		fmt.Fprintf(w, "| %s | %s | %s %s | %s | %s |\n", h.Title, h.Unit.format(h.SubjectCost.Median), h.bestName(),
-			h.Unit.format(h.BestCost.Median), mdCell(h.Verdict), h.verdictCI())
-	}
+	writeHeadlineTable(w, r)
 	fmt.Fprintf(w, "\n<details><summary>Every contestant of the headline</summary>\n\n```text")
 	printDetails(w, r)
 	fmt.Fprintf(w, "```\n\n</details>\n\n")
@@ -139,3 +131,23 @@ func mdLoad(r *Results) string {
 
 // mdCell escapes the characters a Markdown table cell cannot hold.
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// writeHeadlineTable writes the headline's verdicts as a Markdown table,
+// one row per verdict.
+func writeHeadlineTable(w io.Writer, r *Results) {
+	fmt.Fprintf(w, "| job | nxkv | alternative | nxkv is | 95%% CI | rounds |\n|---|---|---|---|---|---|\n")
+	for _, h := range r.Headline {
+		if h.Skipped != "" {
+			fmt.Fprintf(w, "| %s | | | skipped: %s | | |\n", h.Title, mdCell(h.Skipped))
+			continue
+		}
+		for _, v := range h.Verdicts {
+			outcome := v.Outcome
+			if !v.Resolved {
+				outcome += " (not settled)"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s %s | %s | %s | %d |\n", h.Title, h.Unit.format(h.SubjectCost.Median), v.name(),
+				h.Unit.format(v.Cost.Median), outcome, v.interval95(h.Words), h.Rounds)
+		}
+	}
+}

@@ -127,11 +127,17 @@ func headlinePanels(r *Results) []panel {
 		log:      true, diverging: true, ref: 1, refLabel: "the best alternative"}
 	var ps []panel
 	for _, h := range r.Headline {
-		if h.Skipped != "" || h.Ratio.N == 0 {
+		if h.Skipped != "" || len(h.Verdicts) == 0 {
 			continue
 		}
-		sum.bars = append(sum.bars, bar{label: h.Title, value: h.Ratio.Median, lo: h.Ratio.Lo, hi: h.Ratio.Hi,
-			text: fmtTimes(h.Ratio.Median, h.Words) + " than " + h.BestDesc, color: peerColor("nxkv")})
+		for _, v := range h.Verdicts {
+			text := v.Outcome + " than " + v.Desc
+			if v.Outcome == noDifference {
+				text = "no clear difference from " + v.Desc
+			}
+			sum.bars = append(sum.bars, bar{label: h.Title, value: v.Ratio.Median, lo: v.Ratio.Lo, hi: v.Ratio.Hi,
+				text: text, color: peerColor(v.Against)})
+		}
 		p := panel{title: h.Title, subtitle: h.Metric + "; median, error bar = 95% confidence interval (shorter is better)", tick: h.Unit.format}
 		spread := 1.0
 		for _, d := range h.Details {
