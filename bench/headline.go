@@ -63,6 +63,9 @@ type view struct {
 	Skip string
 	// Workload is the view's -only workload when it is not the job's.
 	Workload string
+	// Axis is what the view compares, which decides each contestant's
+	// family in the charts.
+	Axis axis
 }
 
 // workload is the -only workload that selects v in job j.
@@ -172,6 +175,8 @@ type HeadlineRow struct {
 	// Words and Unit say how to print the costs and ratios.
 	Words [2]string `json:"words"`
 	Unit  unit      `json:"unit"`
+	// Axis is what the view compares (see families.go).
+	Axis axis `json:"axis"`
 }
 
 // Verdict is nxkv against one alternative.
@@ -188,6 +193,8 @@ type Verdict struct {
 	// Resolved is false when the interval includes 1 and is too wide to
 	// say the two are alike (see decide).
 	Resolved bool `json:"resolved"`
+	// Family is the alternative's family in the charts.
+	Family string `json:"family"`
 }
 
 // noDifference is the outcome of a verdict whose interval includes 1.
@@ -205,6 +212,8 @@ type DetailRow struct {
 	Note      string   `json:"note,omitempty"`
 	// Rounds are the contestant's cost in each round, in order.
 	Rounds []float64 `json:"rounds"`
+	// Family is the contestant's family in the charts.
+	Family string `json:"family"`
 }
 
 // geomeanPart names the combined part of a multi-part job.
@@ -282,7 +291,8 @@ func combine(costs [][][]float64) [][]float64 {
 // costs[part][contestant][round]) into one view's headline row. last says
 // whether the job may not add rounds any more.
 func summarizeView(j job, v view, names []string, costs [][][]float64, notes map[string]string, last bool) HeadlineRow {
-	row := HeadlineRow{Job: v.workload(j), Title: v.Title, Metric: v.Metric, MaxRounds: j.maxRounds(), Words: j.Words, Unit: j.Unit}
+	row := HeadlineRow{Job: v.workload(j), Title: v.Title, Metric: v.Metric, MaxRounds: j.maxRounds(), Words: j.Words, Unit: j.Unit,
+		Axis: v.Axis}
 	if v.Skip != "" {
 		row.Skipped = v.Skip
 		return row
@@ -338,7 +348,7 @@ func summarizeView(j job, v view, names []string, costs [][][]float64, notes map
 		ratio := ratioCI(combined[si], combined[c])
 		outcome, resolved := decide(ratio, ratioCIAt(combined[si], combined[c], earlyLevel), j.Words, last)
 		row.Verdicts = append(row.Verdicts, Verdict{Against: cs[c].Name, Desc: cs[c].Desc, Cost: medianCI(combined[c]), Ratio: ratio,
-			Outcome: outcome, Resolved: resolved})
+			Outcome: outcome, Resolved: resolved, Family: familyOf(cs[c].Name, v.Axis)})
 		if !resolved {
 			open = append(open, fmt.Sprintf("vs %s, %s", cs[c].Desc, fmtTimesCI(ratio.Lo, ratio.Hi, j.Words)))
 		}
@@ -350,7 +360,7 @@ func summarizeView(j job, v view, names []string, costs [][][]float64, notes map
 	addParts := func(part string, pc [][]float64) {
 		for c := range cs {
 			d := DetailRow{Part: part, Peer: cs[c].Name, Role: cs[c].Role.String(), Cost: medianCI(pc[c]), Note: notes[cs[c].Name],
-				Rounds: pc[c]}
+				Rounds: pc[c], Family: familyOf(cs[c].Name, v.Axis)}
 			if c != si {
 				d.VsSubject = ratioCI(pc[si], pc[c])
 			}

@@ -375,14 +375,14 @@ func redisClientContestants(t *target) ([]lockPeer, []contestant) {
 func redisLockJob(cfg config, env *environment) job {
 	j := job{ID: "locks", Words: timeWords, Unit: nanoseconds}.withRounds(cfg.Head, true)
 	var ps []lockPeer
-	clients := view{Title: "lock cycle over Redis", Versus: versusEach,
+	clients := view{Title: "lock cycle over Redis", Versus: versusEach, Axis: axisClient,
 		Metric: "time per Obtain + Release through go-redis on a local redis-server, uncontended, 1 goroutine"}
 	if r := env.redis(); r != nil {
 		ps, clients.Contestants = redisClientContestants(r)
 	} else {
 		clients.Skip = env.redisWhy
 	}
-	doubles := view{Title: "redislock cycle on a Redis test double",
+	doubles := view{Title: "redislock cycle on a Redis test double", Axis: axisServer,
 		Metric: "time per bsm/redislock Obtain + Release through go-redis, uncontended, 1 goroutine"}
 	server, mini := env.target(nxkvServerName), env.target("miniredis")
 	if server == nil || mini == nil {
@@ -414,7 +414,7 @@ func redisLockJob(cfg config, env *environment) job {
 func redisContendedJob(cfg config, env *environment, keys int) job {
 	g := cfg.Head.Contenders
 	j := job{ID: "locks", Words: timeWords, Unit: nanoseconds}.withRounds(cfg.Head, true)
-	v := view{Title: contendedTitle("over Redis", g, keys), Versus: versusEach,
+	v := view{Title: contendedTitle("over Redis", g, keys), Versus: versusEach, Axis: axisClient,
 		Metric: contendedMetric(g, keys) + ", through go-redis on a local redis-server"}
 	var ps []lockPeer
 	if r := env.redis(); r != nil {
