@@ -102,27 +102,26 @@ func familyOf(peer string, a axis) string {
 		// miniredis's own API: the server does the work).
 		return server
 	}
-	switch {
-	case strings.HasPrefix(rest, "nxkv"):
-		return famNxkv
-	case strings.HasPrefix(rest, "map+Mutex"):
-		return famMapMutex
-	case strings.HasPrefix(rest, "sync.Map"):
-		return famSyncMap
-	case strings.HasPrefix(rest, "xsync"):
-		return famXsync
-	case strings.HasPrefix(rest, "otter"):
-		return famOtter
-	case strings.HasPrefix(rest, "sync.Mutex"):
-		return famMutex
-	case strings.HasPrefix(rest, "redislock"):
-		return famRedislock
-	case strings.HasPrefix(rest, "redsync"):
-		return famRedsync
-	case strings.HasPrefix(rest, "go-redis SETNX"):
-		return famSetNX
+	for _, pf := range peerFamilies {
+		if strings.HasPrefix(rest, pf.prefix) {
+			return pf.family
+		}
 	}
 	return famOther
+}
+
+// peerFamilies are the families of in-process peers and lock clients, by
+// how their names start.
+var peerFamilies = []struct{ prefix, family string }{
+	{"nxkv", famNxkv},
+	{"map+Mutex", famMapMutex},
+	{"sync.Map", famSyncMap},
+	{"xsync", famXsync},
+	{"otter", famOtter},
+	{"sync.Mutex", famMutex},
+	{"redislock", famRedislock},
+	{"redsync", famRedsync},
+	{"go-redis SETNX", famSetNX},
 }
 
 // contenderLabel names what a bar of peer measures in a panel comparing

@@ -219,12 +219,12 @@ type DetailRow struct {
 // geomeanPart names the combined part of a multi-part job.
 const geomeanPart = "geometric mean"
 
-// alikeWithin is how close two costs count as alike: when the 95%
-// interval of their ratio lies within alikeWithin of 1 at both ends, the
-// verdict is "no clear difference" and settled, whether or not the
-// interval includes 1. A difference that small is below what runs on a
-// shared machine reproduce, and stating its direction would make verdicts
-// flip from run to run.
+// alikeWithin is the smallest difference a verdict states: a direction
+// ("1.3x faster") needs the whole 95% interval beyond alikeWithin of equal
+// costs. A smaller difference, even one the interval shows, does not repeat
+// from run to run on a shared machine, and stating it would make verdicts
+// flip; when the interval lies within alikeWithin of 1 at both ends, "no
+// clear difference" is the settled answer.
 const alikeWithin = 0.05
 
 // earlyLevel is the coverage of the interval that must exclude 1 for a job
@@ -236,17 +236,19 @@ const alikeWithin = 0.05
 const earlyLevel = 0.99
 
 // decide turns a ratio's intervals into a verdict's outcome. A direction
-// is stated only when the 95% interval excludes 1 and reaches beyond
-// alikeWithin of it, and is final before the last round only when the
-// stricter interval (earlyLevel) excludes 1 too. "No clear difference" is
-// final when the 95% interval lies within alikeWithin of 1; otherwise more
-// rounds may settle it.
+// is stated only when the 95% interval lies wholly beyond alikeWithin of 1,
+// and is final before the last round only when the stricter interval
+// (earlyLevel) does too. "No clear difference" is final when the 95%
+// interval lies within alikeWithin of 1; otherwise more rounds may settle
+// it.
 func decide(ci95, strict interval, words [2]string, last bool) (outcome string, resolved bool) {
-	if ci95.Lo >= 1/(1+alikeWithin) && ci95.Hi <= 1+alikeWithin {
+	lo, hi := 1/(1+alikeWithin), 1+alikeWithin
+	beyond := func(iv interval) bool { return iv.Hi < lo || iv.Lo > hi }
+	switch {
+	case ci95.Lo >= lo && ci95.Hi <= hi:
 		return noDifference, true
-	}
-	if !ci95.includes(1) {
-		return fmtTimes(ci95.Median, words), last || !strict.includes(1)
+	case beyond(ci95):
+		return fmtTimes(ci95.Median, words), last || beyond(strict)
 	}
 	return noDifference, false
 }
@@ -354,7 +356,7 @@ func summarizeView(j job, v view, names []string, costs [][][]float64, notes map
 		}
 	}
 	if len(open) > 0 {
-		row.Unresolved = fmt.Sprintf("after %d rounds, the most this run allows, the 95%% interval still holds both equal costs and a difference of over %.0f%% (%s)",
+		row.Unresolved = fmt.Sprintf("after %d rounds, the most this run allows, the 95%% interval still reaches both within and beyond %.0f%% of equal costs (%s)",
 			row.Rounds, alikeWithin*100, strings.Join(open, "; "))
 	}
 	addParts := func(part string, pc [][]float64) {

@@ -54,7 +54,7 @@ func printHeadlineIntro(w io.Writer, r *Results, jobs []job) {
 	fmt.Fprintf(w, "Each line compares nxkv's median cost with an alternative's, measured in the same interleaved rounds\n"+
 		"(%d per job, %d over Redis, %d for expiry, %d for memory; a job whose verdict is not settled adds rounds, up to %d,\n"+
 		"%d for expiry), with a 95%% confidence interval from resampling the rounds. A verdict states a direction only\n"+
-		"when its interval leaves out equal costs and reaches beyond 5%% of them; otherwise it says \"%s\".\n\n",
+		"when its whole interval lies more than 5%% from equal costs; otherwise it says \"%s\".\n\n",
 		h.Rounds, h.NetRounds, h.ExpiryRounds, h.MemRounds, h.MaxRounds, h.ExpiryMaxRounds, noDifference)
 }
 

@@ -140,6 +140,7 @@ func TestDecide(t *testing.T) {
 		{"clear at 95% only, last round", iv(0.8, 0.85, 0.95), iv(0.75, 0.85, 1.02), true, "1.2x faster", true},
 		{"alike", iv(0.97, 1.01, 1.04), iv(0.96, 1.01, 1.05), false, noDifference, true},
 		{"too wide", iv(0.8, 1.1, 1.3), iv(0.7, 1.1, 1.4), false, noDifference, false},
+		{"clear but small", iv(0.94, 0.97, 0.99), iv(0.93, 0.97, 0.995), true, noDifference, false},
 		{"too wide, last round", iv(0.8, 1.1, 1.3), iv(0.7, 1.1, 1.4), true, noDifference, false},
 	}
 	for _, tt := range tests {
@@ -228,12 +229,12 @@ func TestRunJobAddsRounds(t *testing.T) {
 				tt.name, *rounds, rows[0].Rounds, rows[0].Unresolved, tt.wantRounds, tt.wantSettled)
 		}
 	}
-	// A 10% difference, with noise the first rounds cannot resolve,
+	// A 20% difference, with noise the first rounds cannot resolve,
 	// settles with more (for some seed).
 	for seed := range uint64(20) {
-		j, rounds := fakeJob(1.1, 0.15, seed)
+		j, rounds := fakeJob(1.2, 0.2, seed)
 		rows, _ := runJob(j, config{}, mon)
-		if *rounds > 15 && rows[0].Unresolved == "" && rows[0].Verdicts[0].Outcome == "1.1x slower" {
+		if *rounds > 15 && rows[0].Unresolved == "" && rows[0].Verdicts[0].Outcome == "1.2x slower" {
 			return
 		}
 	}
@@ -264,18 +265,18 @@ func adaptiveOutcome(draw func(n int) (a, b []float64), naive bool) string {
 }
 
 // TestAdaptiveRoundsFalseDirections checks by simulation that, when nxkv
-// and the alternative cost the same, adding rounds states a spurious
-// direction about as rarely as the 95% interval promises (in 2000 trials:
-// 5.2% of them, against 3.6% for one look at 47 rounds), and that the
-// check would catch the naive rule (stop as soon as the 95% interval
-// excludes 1: 9.1%).
+// costs exactly alikeWithin more than the alternative (a difference a
+// verdict must not state), adding rounds states one about as rarely as one
+// look at the most rounds would, and that the check would catch the naive
+// rule (stop as soon as the 95% interval allows a direction). In 3000
+// trials: one look 2.5%, the adaptive rule 3.0%, the naive rule 4.9%.
 func TestAdaptiveRoundsFalseDirections(t *testing.T) {
-	const trials = 600
+	const trials = 1500
 	draw := func(seed uint64) func(n int) (a, b []float64) {
 		r := rand.New(rand.NewPCG(seed, 9))
 		return func(n int) (a, b []float64) {
 			for range n {
-				a = append(a, math.Exp(0.2*r.NormFloat64()))
+				a = append(a, (1+alikeWithin)*math.Exp(0.2*r.NormFloat64()))
 				b = append(b, math.Exp(0.2*r.NormFloat64()))
 			}
 			return a, b
@@ -284,7 +285,8 @@ func TestAdaptiveRoundsFalseDirections(t *testing.T) {
 	var one, adaptive, naive int
 	single, ad, nv := draw(1), draw(2), draw(3)
 	for range trials {
-		if a, b := single(47); !bootstrapRatio(a, b, 0.95, 300).includes(1) {
+		a, b := single(47)
+		if o, _ := decide(bootstrapRatio(a, b, 0.95, 300), interval{}, timeWords, true); o != noDifference {
 			one++
 		}
 		if adaptiveOutcome(ad, false) != noDifference {
@@ -296,11 +298,11 @@ func TestAdaptiveRoundsFalseDirections(t *testing.T) {
 	}
 	rOne, rAdaptive, rNaive := float64(one)/trials, float64(adaptive)/trials, float64(naive)/trials
 	t.Logf("spurious directions: one look at 47 rounds %.3f, the adaptive rule %.3f, the naive rule %.3f", rOne, rAdaptive, rNaive)
-	if rAdaptive > 0.075 {
-		t.Errorf("the adaptive rule states a spurious direction in %.3f of trials, want about 0.05 (at most 0.075)", rAdaptive)
+	if rAdaptive > rOne+0.015 {
+		t.Errorf("the adaptive rule states a spurious direction in %.3f of trials, one look %.3f: want at most 0.015 more", rAdaptive, rOne)
 	}
-	if rNaive < rAdaptive+0.02 {
-		t.Errorf("the naive rule's rate %.3f is not 0.02 above the adaptive rule's %.3f: the check could not catch it", rNaive, rAdaptive)
+	if rNaive < rAdaptive+0.01 {
+		t.Errorf("the naive rule's rate %.3f is not 0.01 above the adaptive rule's %.3f: the check could not catch it", rNaive, rAdaptive)
 	}
 }
 

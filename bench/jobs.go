@@ -69,24 +69,33 @@ func kvJob(cfg config) job {
 	j.open = func(names []string) (*session, error) {
 		keys := makeKeys(cfg.HotKeys)
 		shares := partition(keys, 1)
-		stores := make([]kvStore, 0, len(names))
-		closeAll := func() {
-			for _, s := range stores {
-				s.Close()
-			}
-		}
-		for _, name := range names {
+		fresh := func(name string) (kvStore, error) {
 			s, err := peers[name].New()
 			if err != nil {
-				closeAll()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			s.setMany(keys, value)
-			stores = append(stores, s)
+			return s, nil
 		}
-		// ms[op][contestant] persist over the batches of rounds; each
-		// op pauses (returning its keys to their base state) before the
-		// next one runs.
+		// stores[i] is contestant i's current store; ms[op][i] its
+		// measurement of op, which persists over the rounds, each on a
+		// fresh store.
+		stores := make([]kvStore, len(names))
+		closeAll := func() {
+			for _, s := range stores {
+				if s != nil {
+					s.Close()
+				}
+			}
+		}
+		for i, name := range names {
+			s, err := fresh(name)
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			stores[i] = s
+		}
 		ms := make([][]*rawMeasurement, len(ops))
 		for o, op := range ops {
 			for i := range names {
@@ -97,19 +106,31 @@ func kvJob(cfg config) job {
 		return &session{
 			more: func(n int, tick func()) ([][][]float64, error) {
 				var costs [][][]float64
+				var failed error
 				for o := range ops {
-					for _, m := range ms[o] {
+					for i, m := range ms[o] {
+						m.renew(stores[i])
 						m.warm()
-					}
-					costs = append(costs, interleave(len(names), done, n, tick, func(i int) float64 {
-						return perSecToNs(ms[o][i].rep())
-					}))
-					for _, m := range ms[o] {
 						m.pause()
 					}
+					costs = append(costs, interleave(len(names), done, n, tick, func(i int) float64 {
+						// Each repetition on a fresh store: rounds are
+						// then independent draws of the hash seeds and
+						// table layouts a store fixes when created.
+						s, err := fresh(names[i])
+						if err != nil {
+							failed = err
+							return 0
+						}
+						stores[i].Close()
+						stores[i] = s
+						ms[o][i].renew(s)
+						runtime.GC() // no repetition pays for another's garbage
+						return perSecToNs(ms[o][i].rep())
+					}))
 				}
 				done += n
-				return costs, nil
+				return costs, failed
 			},
 			done: func() (map[string]string, jobRows) {
 				var rows jobRows
@@ -161,9 +182,25 @@ func lockSession(names []string, peers map[string]lockPeer, mk func(env *lockEnv
 	done := 0
 	return &session{
 		more: func(n int, tick func()) ([][][]float64, error) {
-			costs := interleave(len(names), done, n, tick, func(i int) float64 { return cost(ms[i].rep()) })
+			var failed error
+			costs := interleave(len(names), done, n, tick, func(i int) float64 {
+				// Each repetition on a fresh set-up: rounds are then
+				// independent draws of whatever a peer fixes when it is
+				// created (hash seeds, table layouts, connections), and
+				// the interval covers them.
+				env, err := peers[names[i]].Setup()
+				if err != nil {
+					failed = fmt.Errorf("%s: %w", names[i], err)
+					return 0
+				}
+				ms[i].renew(env)
+				envs[i].close()
+				envs[i] = env
+				runtime.GC() // no repetition pays for another's garbage
+				return cost(ms[i].rep())
+			})
 			done += n
-			return [][][]float64{costs}, nil
+			return [][][]float64{costs}, failed
 		},
 		done: func() (map[string]string, jobRows) {
 			notes := map[string]string{}

@@ -308,6 +308,10 @@ type measurement struct {
 	warm func()         // an untimed run
 	rep  func() repCost // one timed repetition
 	row  func() LockRow // the summary; called once, after the repetitions
+	// renew moves the measurement to a fresh set-up of its peer (a new
+	// engine, map or client) for the repetitions that follow; the summary
+	// covers them all.
+	renew func(env *lockEnv)
 }
 
 // repCost is what one repetition of a lock measurement gives the headline:
@@ -357,11 +361,17 @@ func (c *exclusionCheck) leave() { c.holders.Add(-1) }
 // measureUncontended runs lock/unlock cycles, each goroutine on its own key.
 func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag string) *measurement {
 	keys := make([]string, g)
-	lockers := make([]locker, g)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("nxblock:%s:u%d", tag, i)
-		lockers[i] = env.newLocker(keys[i])
 	}
+	var lockers []locker
+	bind := func(e *lockEnv) {
+		env, lockers = e, make([]locker, g)
+		for i := range keys {
+			lockers[i] = env.newLocker(keys[i])
+		}
+	}
+	bind(env)
 	chunk, sampleEvery := 256, 64
 	if network {
 		chunk, sampleEvery = 8, 1
@@ -439,7 +449,8 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 	var allocs uint64
 	var allocOps int64
 	return &measurement{
-		warm: func() { oneRep(cfg.Warmup, false) },
+		renew: bind,
+		warm:  func() { oneRep(cfg.Warmup, false) },
 		rep: func() repCost {
 			ps, a, ao, s, cn := oneRep(cfg.LockDur, g == 1)
 			rates = append(rates, ps)
@@ -498,12 +509,16 @@ func measureContended(cfg config, env *lockEnv, g, nkeys int, tag string) *measu
 		}
 	}
 	// lockers[i][k] is goroutine i's locker on key k.
-	lockers := make([][]locker, g)
-	for i := range lockers {
-		for _, k := range keys {
-			lockers[i] = append(lockers[i], env.newLocker(k))
+	var lockers [][]locker
+	bind := func(e *lockEnv) {
+		env, lockers = e, make([][]locker, g)
+		for i := range lockers {
+			for _, k := range keys {
+				lockers[i] = append(lockers[i], env.newLocker(k))
+			}
 		}
 	}
+	bind(env)
 	excl := make([]exclusionCheck, nkeys)
 	var errs atomic.Int64
 	reps := 0
@@ -587,7 +602,8 @@ func measureContended(cfg config, env *lockEnv, g, nkeys int, tag string) *measu
 	var all, waits []int64
 	var self, total int64
 	return &measurement{
-		warm: func() { oneRep(cfg.Warmup) },
+		renew: bind,
+		warm:  func() { oneRep(cfg.Warmup) },
 		rep: func() repCost {
 			ps, s, w, sf, t := oneRep(cfg.LockDur)
 			rates = append(rates, ps)
@@ -656,10 +672,14 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 		hold = handoffHoldNetwork
 	}
 	key := fmt.Sprintf("nxblock:%s:h%d", tag, g)
-	lockers := make([]locker, g)
-	for i := range lockers {
-		lockers[i] = env.newLocker(key)
+	var lockers []locker
+	bind := func(e *lockEnv) {
+		env, lockers = e, make([]locker, g)
+		for i := range lockers {
+			lockers[i] = env.newLocker(key)
+		}
 	}
+	bind(env)
 	var excl exclusionCheck
 	var errs, untimed atomic.Int64
 	reps := 0
@@ -755,7 +775,8 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 	var rates, trimmed []float64
 	var all []int64
 	return &measurement{
-		warm: func() { oneRep(cfg.Warmup) },
+		renew: bind,
+		warm:  func() { oneRep(cfg.Warmup) },
 		rep: func() repCost {
 			ps, s, _ := oneRep(cfg.LockDur)
 			rates = append(rates, ps)

@@ -53,6 +53,7 @@ type options struct {
 	svgDir    string
 	mdOut     string
 	label     string
+	readme    string
 	redisAddr string
 	noRedis   bool
 	want      map[string]bool // workloads selected by -only
@@ -73,6 +74,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fs.StringVar(&o.svgDir, "svg", "", "write bar charts with error bars (headline.svg and one per section) into `DIR`")
 	fs.StringVar(&o.mdOut, "md", "", "write the report as Markdown to `FILE` (BENCHMARKS.md), linking the -svg charts")
 	fs.StringVar(&o.label, "label", "", "say in the Markdown report what was measured, as `TEXT` (e.g. a commit)")
+	fs.StringVar(&o.readme, "readme", "", "rewrite the figures between the bench markers of `FILE` (README.md) from the results")
 	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
 	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:* are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
@@ -81,8 +83,12 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	reps := fs.Int("reps", 0, "repetitions per measurement of the full suite (0: the default, 7)")
 	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
+	compare := fs.Bool("compare", false, "measure nothing: compare the verdicts of the runs whose -json files follow, and exit 1 if they disagree")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *compare {
+		return compareFiles(fs.Args(), stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
@@ -284,6 +290,9 @@ func runFull(w *console, cfg config, o options, env *environment, res *Results, 
 
 // writeOutputs writes the files the flags ask for.
 func writeOutputs(res *Results, o options) error {
+	if o.label != "" {
+		res.Label = o.label
+	}
 	if o.jsonOut != "" {
 		if err := writeJSON(o.jsonOut, res); err != nil {
 			return err
@@ -295,7 +304,12 @@ func writeOutputs(res *Results, o options) error {
 		}
 	}
 	if o.mdOut != "" {
-		if err := writeMarkdown(o.mdOut, o.svgDir, o.label, res); err != nil {
+		if err := writeMarkdown(o.mdOut, o.svgDir, res.Label, res); err != nil {
+			return err
+		}
+	}
+	if o.readme != "" {
+		if err := updateReadme(o.readme, res); err != nil {
 			return err
 		}
 	}

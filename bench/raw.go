@@ -249,6 +249,9 @@ type rawMeasurement struct {
 	// follow, preparing them again.
 	pause func()
 	row   func() RawRow // after the repetitions; restores the key state
+	// renew moves the measurement to a fresh store holding every key in
+	// its base state, for the repetitions that follow.
+	renew func(s kvStore)
 }
 
 // measureRaw prepares one cell; shares are the goroutines' keys (see
@@ -269,6 +272,12 @@ func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool
 	return &rawMeasurement{
 		warm:  func() { runRep(s, op, cursors, cfg.Warmup, network, false) },
 		pause: pause,
+		renew: func(fresh kvStore) {
+			s = fresh
+			for _, c := range cursors {
+				c.primed = false
+			}
+		},
 		rep: func() float64 {
 			r := runRep(s, op, cursors, cfg.RepDur, network, g == 1)
 			rates = append(rates, r.perSec)

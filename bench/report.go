@@ -16,9 +16,12 @@ import (
 
 // Results is everything one run measured; -json writes it as is.
 type Results struct {
-	Started     time.Time         `json:"started"`
-	Elapsed     string            `json:"elapsed"`
-	Mode        string            `json:"mode"` // "default" or "full"
+	Started time.Time `json:"started"`
+	Elapsed string    `json:"elapsed"`
+	Mode    string    `json:"mode"` // "default" or "full"
+	// Label says what was measured ("from a clean checkout of commit
+	// ab9452a"), for the reports rendered from these results.
+	Label       string            `json:"label,omitempty"`
 	Machine     machine           `json:"machine"`
 	Versions    map[string]string `json:"versions"`
 	RedisSource string            `json:"redis_server,omitempty"`

@@ -222,8 +222,8 @@ func TestDefaultRunStructure(t *testing.T) {
 			if v.Ratio.N < h.Rounds/2 || v.Ratio.N > h.Rounds || v.Ratio.Lo > v.Ratio.Median || v.Ratio.Hi < v.Ratio.Median {
 				t.Errorf("%s: ratio %+v over %d rounds", h.Title, v.Ratio, h.Rounds)
 			}
-			alike := v.Ratio.Lo >= 1/(1+alikeWithin) && v.Ratio.Hi <= 1+alikeWithin
-			if (v.Ratio.includes(1) || alike) != (v.Outcome == noDifference) {
+			beyond := v.Ratio.Hi < 1/(1+alikeWithin) || v.Ratio.Lo > 1+alikeWithin
+			if beyond == (v.Outcome == noDifference) {
 				t.Errorf("%s vs %s: outcome %q with interval %+v", h.Title, v.Desc, v.Outcome, v.Ratio)
 			}
 		}
@@ -311,20 +311,31 @@ func TestFullRunReport(t *testing.T) {
 		"# nxkv benchmarks",
 		"a test run",
 		"bash bench/regenerate.sh",
+		"## Results: nxkv against the alternatives, job by job",
 		"](charts/headline.svg)",
 		"| job | nxkv | alternative | nxkv is | 95% CI | rounds |",
 		"| embedded KV operation |",
 		"| lock cycle over Redis | | | skipped: no redis-server on PATH",
+		"## How these figures were measured",
+		"## The machine",
+		"| CPU |",
+		"## The full suite",
 		"](charts/raw.svg)",
 		"](charts/memory.svg)",
 		"## Goals nxkv sets itself",
-		"## How to read these numbers",
-		"## Method",
+		"## Reading the full suite's tables",
+		"## How to run it",
+		"## Method, workload by workload",
+		"## The engine's design",
+		"](docs/design.md)",
 	); err != nil {
 		t.Errorf("Markdown report: %v\n%s", err, md)
 	}
 	for _, b := range checkUserText(string(md)) {
 		t.Error(b)
+	}
+	if n := strings.Count(string(md), "docs/design.md"); n != 2 {
+		t.Errorf("the report links the design document %d times, want once (its text and its target)", n/2)
 	}
 
 	// -from renders the same report from the JSON, without measuring.
