@@ -203,7 +203,8 @@ func rawPanels(r *Results) []panel {
 // by client), then the hand-off in process and over redis-server.
 func lockPanels(r *Results) []panel {
 	const cycleSub = "time per cycle: median of the repetitions, error bar = their range (log scale; shorter is better)"
-	const handoffSub = "Release start to the next holder's Obtain return: bar = p50, error bar = p50 to p99 (log scale; shorter is better)"
+	const handoffSub = "Release start to the next holder's Obtain return: bar = the median over the repetitions of each one's mean hand-off " +
+		"without its slowest and fastest tenth (the headline's figure), error bar = their range (log scale; shorter is better)"
 	inproc := panel{title: "Lock cycle (Obtain + Release) in process, uncontended, 1 goroutine", subtitle: cycleSub, log: true, tick: fmtNs}
 	clients := panel{title: "Lock cycle over redis-server: the lock clients, uncontended, 1 goroutine", subtitle: cycleSub, log: true, tick: fmtNs}
 	onServers := panel{title: "Lock cycle on each server: redis-server and the test doubles, client by client",
@@ -215,8 +216,9 @@ func lockPanels(r *Results) []panel {
 		return bar{label: contenderLabel(row.Peer, a), value: row.NsPerCycle, lo: lo, hi: hi, text: fmtNs(row.NsPerCycle), family: familyOf(row.Peer, a)}
 	}
 	handoff := func(row LockRow) bar {
-		return bar{label: contenderLabel(row.Peer, axisClient), value: row.Latency.P50, lo: row.Latency.P50, hi: row.Latency.P99,
-			text: fmt.Sprintf("p50 %s, p99 %s", fmtNs(row.Latency.P50), fmtNs(row.Latency.P99)), family: familyOf(row.Peer, axisClient)}
+		return bar{label: contenderLabel(row.Peer, axisClient), value: row.Trimmed.Median, lo: row.Trimmed.Min, hi: row.Trimmed.Max,
+			text:   fmt.Sprintf("%s (p50 %s, p99 %s)", fmtNs(row.Trimmed.Median), fmtNs(row.Latency.P50), fmtNs(row.Latency.P99)),
+			family: familyOf(row.Peer, axisClient)}
 	}
 	byClient := map[string][]bar{}
 	var order []string
@@ -241,9 +243,9 @@ func lockPanels(r *Results) []panel {
 			b := cycle(row, axisServer)
 			b.group, b.label = client, fmt.Sprintf("%d %s", i, b.label)
 			byClient[client] = append(byClient[client], b)
-		case row.Scenario == "handoff" && row.Latency.P50 > 0 && server == "":
+		case row.Scenario == "handoff" && row.Trimmed.Median > 0 && server == "":
 			hoIn.bars = append(hoIn.bars, handoff(row))
-		case row.Scenario == "handoff" && row.Latency.P50 > 0 && server == famRedis:
+		case row.Scenario == "handoff" && row.Trimmed.Median > 0 && server == famRedis:
 			hoRedis.bars = append(hoRedis.bars, handoff(row))
 		}
 	}
