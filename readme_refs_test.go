@@ -16,8 +16,9 @@ import (
 // modulePath is this module's path.
 const modulePath = "github.com/nxkv/nxkv"
 
-// requires returns the module paths a go.mod file requires.
-func requires(t *testing.T, gomod string) []string {
+// requires returns the module paths a go.mod file requires; with
+// directOnly, only those not marked indirect.
+func requires(t *testing.T, gomod string, directOnly bool) []string {
 	t.Helper()
 	b, err := os.ReadFile(gomod)
 	if err != nil {
@@ -26,7 +27,7 @@ func requires(t *testing.T, gomod string) []string {
 	var mods []string
 	req := regexp.MustCompile(`^\s*(?:require\s+)?([a-z0-9.\-]+\.[a-z]+/[\w.\-/]+)\s+v\S+`)
 	for _, line := range strings.Split(string(b), "\n") {
-		if m := req.FindStringSubmatch(line); m != nil {
+		if m := req.FindStringSubmatch(line); m != nil && !(directOnly && strings.Contains(line, "// indirect")) {
 			mods = append(mods, m[1])
 		}
 	}
@@ -181,26 +182,6 @@ func checkReadmeRefs(readme string, mods []string, pkgs map[string]map[string]bo
 	return bad
 }
 
-// direct returns the modules a go.mod file requires directly (not marked
-// indirect).
-func direct(t *testing.T, gomod string) []string {
-	t.Helper()
-	b, err := os.ReadFile(gomod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mods []string
-	for _, m := range requires(t, gomod) {
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require ")); len(f) >= 2 && f[0] == m && !strings.Contains(line, "// indirect") {
-				mods = append(mods, m)
-				break
-			}
-		}
-	}
-	return mods
-}
-
 // dependencySentence is where the README lists the module's requirements.
 var dependencySentence = regexp.MustCompile(`(?s)The module requires (.*?)\. The module needs`)
 
@@ -214,7 +195,7 @@ func TestReadmeNamesWhatExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mods := append(requires(t, "go.mod"), requires(t, "bench/go.mod")...)
+	mods := append(requires(t, "go.mod", false), requires(t, "bench/go.mod", false)...)
 	pkgs := packages(t)
 	for _, b := range checkReadmeRefs(string(readme), mods, pkgs) {
 		t.Error("README.md " + b)
@@ -224,7 +205,7 @@ func TestReadmeNamesWhatExists(t *testing.T) {
 		t.Fatal("README.md does not list the module's requirements (\"The module requires ...\")")
 	}
 	listed := slices.Sorted(slices.Values(modRef.FindAllString(m[1], -1)))
-	want := slices.Sorted(slices.Values(direct(t, "go.mod")))
+	want := slices.Sorted(slices.Values(requires(t, "go.mod", true)))
 	if !slices.Equal(listed, want) {
 		t.Errorf("README.md says the module requires %v; go.mod requires %v", listed, want)
 	}
@@ -233,7 +214,7 @@ func TestReadmeNamesWhatExists(t *testing.T) {
 // TestReadmeRefsCatchesPlantedNames shows each check failing on a README
 // that names what does not exist.
 func TestReadmeRefsCatchesPlantedNames(t *testing.T) {
-	mods := requires(t, "go.mod")
+	mods := requires(t, "go.mod", false)
 	pkgs := packages(t)
 	base := "| `engine` | x |\n"
 	for dir := range pkgs {
