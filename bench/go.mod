@@ -8,7 +8,7 @@ require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/bsm/redislock v0.9.4
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/go-redsync/redsync/v4 v4.17.0
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/puzpuzpuz/xsync/v4 v4.5.0

@@ -24,9 +24,11 @@ func rawRow(r *Results, peer, op string, keys, g int) (RawRow, bool) {
 	return RawRow{}, false
 }
 
+// lockRow finds peer's row of a scenario with g goroutines (0: any) on
+// one key, or on each its own when uncontended.
 func lockRow(r *Results, peer, scenario string, g int) (LockRow, bool) {
 	for _, row := range r.Locks {
-		if row.Peer == peer && row.Scenario == scenario && (g == 0 || row.Goroutines == g) {
+		if row.Peer == peer && row.Scenario == scenario && (g == 0 || row.Goroutines == g) && row.Keys == 0 {
 			return row, true
 		}
 	}

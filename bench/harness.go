@@ -38,15 +38,31 @@ type config struct {
 
 // headConfig sizes the headline jobs: small key sets and short
 // repetitions, but many interleaved rounds, so that the ratios between
-// contestants are stable on a busy machine.
+// contestants are stable on a busy machine. A job that has not settled
+// its verdicts after its first rounds adds Step rounds at a time, up to
+// its maximum (see decide).
 type headConfig struct {
-	Rounds       int           // rounds of the KV, lock and hand-off jobs
-	RepDur       time.Duration // one KV repetition
-	LockDur      time.Duration // one lock or hand-off repetition
-	Warmup       time.Duration
-	ExpiryKeys   int
-	ExpiryRounds int
-	ExpiryLead   time.Duration
+	Rounds    int           // first rounds of the in-process KV and lock jobs
+	NetRounds int           // first rounds of the jobs over Redis
+	Step      int           // rounds added at a time to an unsettled job
+	MaxRounds int           // the most rounds a KV or lock job runs
+	RepDur    time.Duration // one KV repetition
+	LockDur   time.Duration // one lock repetition
+	// HandoffDur is one hand-off repetition: each hand-off takes about
+	// a poll delay, so a repetition needs longer to see a few dozen.
+	HandoffDur      time.Duration
+	Warmup          time.Duration
+	Contenders      int // goroutines of the contended lock jobs
+	ContendedKeys   int // keys of the contended jobs' spread variant
+	ExpiryKeys      int
+	ExpiryRounds    int
+	ExpiryStep      int
+	ExpiryMaxRounds int
+	ExpiryLead      time.Duration
+	// ExpirySpread is the window the deadlines are spread over: a whole
+	// number of the full-scan sweeper's periods, so that its figure does
+	// not depend on where its ticks fall.
+	ExpirySpread time.Duration
 	MemKeys      int
 	MemRounds    int
 }
@@ -56,7 +72,7 @@ type headConfig struct {
 func (c config) forHead() config {
 	h := c.Head
 	c.Reps, c.RepDur, c.LockDur, c.Warmup = h.Rounds, h.RepDur, h.LockDur, h.Warmup
-	c.ExpiryKeys, c.ExpiryLead, c.MemKeys = h.ExpiryKeys, h.ExpiryLead, h.MemKeys
+	c.ExpiryKeys, c.ExpiryLead, c.MemKeys, c.Spread = h.ExpiryKeys, h.ExpiryLead, h.MemKeys, h.ExpirySpread
 	return c
 }
 
@@ -81,15 +97,24 @@ func defaultConfig() config {
 		MemKeys:        1 << 20,
 		ReclaimTimeout: 5 * time.Second,
 		Head: headConfig{
-			Rounds:       15,
-			RepDur:       20 * time.Millisecond,
-			LockDur:      40 * time.Millisecond,
-			Warmup:       10 * time.Millisecond,
-			ExpiryKeys:   1 << 16,
-			ExpiryRounds: 10,
-			ExpiryLead:   150 * time.Millisecond,
-			MemKeys:      1 << 17,
-			MemRounds:    6,
+			Rounds:          15,
+			NetRounds:       21,
+			Step:            16,
+			MaxRounds:       47,
+			RepDur:          20 * time.Millisecond,
+			LockDur:         40 * time.Millisecond,
+			HandoffDur:      80 * time.Millisecond,
+			Warmup:          10 * time.Millisecond,
+			Contenders:      8,
+			ContendedKeys:   64,
+			ExpiryKeys:      1 << 16,
+			ExpiryRounds:    7,
+			ExpiryStep:      8,
+			ExpiryMaxRounds: 15,
+			ExpiryLead:      150 * time.Millisecond,
+			ExpirySpread:    200 * time.Millisecond,
+			MemKeys:         1 << 17,
+			MemRounds:       7,
 		},
 	}
 }

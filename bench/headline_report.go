@@ -9,7 +9,7 @@ import (
 
 // printHeader says what runs, where, and against which servers.
 func printHeader(w io.Writer, r *Results, env *environment) {
-	what := "the headline, about a minute; -full runs every workload, about 8-10 minutes"
+	what := "the headline, one to two minutes; -full runs every workload, about 10 minutes"
 	if r.Mode == "full" {
 		what = "the headline, then every workload"
 	}
@@ -33,34 +33,70 @@ func printHeader(w io.Writer, r *Results, env *environment) {
 func verdictWidth(jobs []job) int {
 	n := 0
 	for _, j := range jobs {
-		for _, c := range j.Contestants {
-			if c.Role == alternative {
-				n = max(n, len([]rune(j.Title+" vs "+c.Desc+":")))
+		for _, v := range j.Views {
+			for _, c := range v.Contestants {
+				if c.Role == alternative {
+					n = max(n, len([]rune(v.Title+" vs "+c.Desc+":")))
+				}
 			}
+			n = max(n, len([]rune(v.Title+":")))
 		}
-		n = max(n, len([]rune(j.Title+":")))
 	}
 	return n
 }
 
+// outcomeWidth is the widest outcome a verdict can have.
+var outcomeWidth = len(noDifference)
+
 func printHeadlineIntro(w io.Writer, r *Results, jobs []job) {
-	fmt.Fprintf(w, "\n## nxkv against the best alternative, job by job\n\n")
-	fmt.Fprintf(w, "Each line compares nxkv's median cost with that of the alternative that did best in this run, measured in\n"+
-		"the same interleaved rounds (%d per job, %d for expiry, %d for memory), with a 95%% confidence interval\n"+
-		"from resampling the rounds.\n\n", r.Config.Head.Rounds, r.Config.Head.ExpiryRounds, r.Config.Head.MemRounds)
+	h := r.Config.Head
+	fmt.Fprintf(w, "\n## nxkv against the alternatives, job by job\n\n")
+	fmt.Fprintf(w, "Each line compares nxkv's median cost with an alternative's, measured in the same interleaved rounds\n"+
+		"(%d per job, %d over Redis, %d for expiry, %d for memory; a job whose verdict is not settled adds rounds, up to %d,\n"+
+		"%d for expiry), with a 95%% confidence interval from resampling the rounds. A verdict states a direction only\n"+
+		"when its whole interval lies more than 5%% from equal costs; otherwise it says \"%s\".\n\n",
+		h.Rounds, h.NetRounds, h.ExpiryRounds, h.MemRounds, h.MaxRounds, h.ExpiryMaxRounds, noDifference)
 }
 
-// printHeadlineRow prints one job's verdict line.
+// printHeadlineRow prints one view's verdict lines.
 func printHeadlineRow(w io.Writer, h HeadlineRow, jobs []job) {
 	if h.Skipped != "" {
 		fmt.Fprintf(w, "  %s\n", describeSkip(h.Title, h.Skipped))
 		return
 	}
-	prefix := strings.TrimSuffix(h.Verdict, fmtTimes(h.Ratio.Median, h.Words))
-	fmt.Fprintf(w, "  %s %s  (%d%% CI %s)  %s\n", pad(strings.TrimSpace(prefix), verdictWidth(jobs)),
-		fmtTimes(h.Ratio.Median, h.Words), levelPct(h.Ratio), h.verdictCI(), h.costsLine())
+	for _, v := range h.Verdicts {
+		fmt.Fprintf(w, "  %s %s  (%d%% CI %s)  %s\n", pad(h.Title+" vs "+v.Desc+":", verdictWidth(jobs)),
+			pad(v.Outcome, outcomeWidth), levelPct(v.Ratio), v.interval95(h.Words), h.costsLine(v))
+	}
+	if h.Unresolved != "" {
+		fmt.Fprintf(w, "    (not settled: %s)\n", h.Unresolved)
+	}
 	if h.Busy.busy() {
 		fmt.Fprintf(w, "    (machine busy during this job: %s)\n", h.Busy)
+	}
+}
+
+// unresolved lists the views whose verdicts the run could not settle.
+func unresolved(r *Results) []HeadlineRow {
+	var out []HeadlineRow
+	for _, h := range r.Headline {
+		if h.Unresolved != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// printUnresolved says which jobs the run could not settle, if any.
+func printUnresolved(w io.Writer, r *Results) {
+	rows := unresolved(r)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%d of the headline's jobs could not be settled in this run: their verdict is \"%s\", but the interval\n"+
+		"is too wide to say they are alike. Run again on a quieter machine, or with more -rounds:\n", len(rows), noDifference)
+	for _, h := range rows {
+		fmt.Fprintf(w, "- %s: %s\n", h.Title, h.Unresolved)
 	}
 }
 

@@ -8,12 +8,17 @@ import (
 )
 
 // headlineJobs are the questions the default run answers, in the order it
-// answers them. The last two run against env's servers, and are skipped,
-// saying why, when those are missing.
+// answers them. The jobs over Redis run against env's servers, and their
+// views are skipped, saying why, when those are missing.
 func headlineJobs(cfg config, env *environment) []job {
 	hc := cfg.forHead()
-	return []job{kvJob(hc), lockJob(hc), handoffJob(hc), expiryJob(hc), memoryJob(hc),
-		redisLockJob(hc, env.redis(), env.redisWhy), testDoubleJob(hc, env)}
+	return []job{
+		kvJob(hc), lockJob(hc),
+		contendedJob(hc, 1), contendedJob(hc, hc.Head.ContendedKeys),
+		handoffJob(hc), expiryJob(hc), memoryJob(hc),
+		redisLockJob(hc, env),
+		redisContendedJob(hc, env, 1), redisContendedJob(hc, env, hc.Head.ContendedKeys),
+	}
 }
 
 // byName indexes peers of any kind by name.
@@ -37,57 +42,109 @@ func mapContestants() []contestant {
 	}
 }
 
+// withRounds sets a job's round counts from the headline's configuration:
+// net says whether its contestants talk to a server.
+func (j job) withRounds(h headConfig, net bool) job {
+	j.Rounds, j.Step, j.MaxRounds = h.Rounds, h.Step, h.MaxRounds
+	if net {
+		j.Rounds = h.NetRounds
+	}
+	return j
+}
+
 // kvJob: the six Redis string operations on a hot key set, one goroutine,
 // against the maps and caches an embedding program would use instead.
 func kvJob(cfg config) job {
 	ops := rawOps()
 	j := job{
-		ID:          "raw",
-		Title:       "embedded KV operation",
-		Metric:      fmt.Sprintf("time per operation, %d hot keys, 1 goroutine", cfg.HotKeys),
-		Words:       timeWords,
-		Unit:        nanoseconds,
-		Rounds:      cfg.Reps,
-		Contestants: mapContestants(),
-	}
+		ID: "raw", Words: timeWords, Unit: nanoseconds,
+		Views: []view{{Title: "embedded KV operation",
+			Metric:      fmt.Sprintf("time per operation, %d hot keys, 1 goroutine", cfg.HotKeys),
+			Contestants: mapContestants()}},
+	}.withRounds(cfg.Head, false)
 	for _, op := range ops {
 		j.Parts = append(j.Parts, op.Name)
 	}
 	peers := byName(inprocKVPeers(), func(p kvPeer) string { return p.Name })
-	j.measure = func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
+	j.open = func(names []string) (*session, error) {
 		keys := makeKeys(cfg.HotKeys)
 		shares := partition(keys, 1)
-		stores := make([]kvStore, len(cs))
-		defer func() {
+		fresh := func(name string) (kvStore, error) {
+			s, err := peers[name].New()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			s.setMany(keys, value)
+			return s, nil
+		}
+		// stores[i] is contestant i's current store; ms[op][i] its
+		// measurement of op, which persists over the rounds, each on a
+		// fresh store.
+		stores := make([]kvStore, len(names))
+		closeAll := func() {
 			for _, s := range stores {
 				if s != nil {
 					s.Close()
 				}
 			}
-		}()
-		for i, c := range cs {
-			s, err := peers[c.Name].New()
+		}
+		for i, name := range names {
+			s, err := fresh(name)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", c.Name, err)
+				closeAll()
+				return nil, err
 			}
-			s.setMany(keys, value)
 			stores[i] = s
 		}
-		var costs [][][]float64
-		for _, op := range ops {
-			ms := make([]*rawMeasurement, len(cs))
-			for i := range cs {
-				ms[i] = measureRaw(cfg, stores[i], op, shares, false)
-				ms[i].warm()
-			}
-			costs = append(costs, interleave(len(cs), cfg.Reps, tick, func(i int) float64 {
-				return perSecToNs(ms[i].rep())
-			}))
-			for _, m := range ms {
-				m.row() // returns the keys to their base state for the next op
+		ms := make([][]*rawMeasurement, len(ops))
+		for o, op := range ops {
+			for i := range names {
+				ms[o] = append(ms[o], measureRaw(cfg, stores[i], op, shares, false))
 			}
 		}
-		return costs, nil, nil
+		done := 0
+		return &session{
+			more: func(n int, tick func()) ([][][]float64, error) {
+				var costs [][][]float64
+				var failed error
+				for o := range ops {
+					for i, m := range ms[o] {
+						m.renew(stores[i])
+						m.warm()
+						m.pause()
+					}
+					costs = append(costs, interleave(len(names), done, n, tick, func(i int) float64 {
+						// Each repetition on a fresh store: rounds are
+						// then independent draws of the hash seeds and
+						// table layouts a store fixes when created.
+						s, err := fresh(names[i])
+						if err != nil {
+							failed = err
+							return 0
+						}
+						stores[i].Close()
+						stores[i] = s
+						ms[o][i].renew(s)
+						runtime.GC() // no repetition pays for another's garbage
+						return perSecToNs(ms[o][i].rep())
+					}))
+				}
+				done += n
+				return costs, failed
+			},
+			done: func() (map[string]string, jobRows) {
+				var rows jobRows
+				for o := range ops {
+					for i, m := range ms[o] {
+						row := m.row()
+						row.Peer, row.Source = names[i], sourceHeadline
+						rows.Raw = append(rows.Raw, row)
+					}
+				}
+				closeAll()
+				return nil, rows
+			},
+		}, nil
 	}
 	return j
 }
@@ -99,41 +156,105 @@ func perSecToNs(perSec float64) float64 {
 	return 1e9 / perSec
 }
 
-// lockContestants sets up lock peers, runs measure on each, and closes
-// them.
-func measureLocks(cs []contestant, peers map[string]lockPeer, tick func(), rounds int,
-	mk func(env *lockEnv, p lockPeer, tag string) *measurement, cost func(repCost) float64) ([][][]float64, map[string]string, error) {
-	envs := make([]*lockEnv, 0, len(cs))
-	defer func() {
+// lockSession sets up the named lock peers, makes each one's measurement
+// with mk, and measures rounds of them interleaved, each repetition costed
+// by cost.
+func lockSession(names []string, peers map[string]lockPeer, mk func(env *lockEnv, p lockPeer, tag string) *measurement,
+	cost func(repCost) float64) (*session, error) {
+	envs := make([]*lockEnv, 0, len(names))
+	closeAll := func() {
 		for _, e := range envs {
 			e.close()
 		}
-	}()
-	ms := make([]*measurement, len(cs))
-	for i, c := range cs {
-		p := peers[c.Name]
+	}
+	ms := make([]*measurement, len(names))
+	for i, name := range names {
+		p := peers[name]
 		env, err := p.Setup()
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", c.Name, err)
+			closeAll()
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		envs = append(envs, env)
 		ms[i] = mk(env, p, fmt.Sprintf("h%d", i))
 		ms[i].warm()
 	}
-	costs := interleave(len(cs), rounds, tick, func(i int) float64 { return cost(ms[i].rep()) })
-	notes := map[string]string{}
-	for i, m := range ms {
-		r := m.row()
-		var ns []string
-		if r.Violations > 0 || r.Errors > 0 {
-			ns = append(ns, fmt.Sprintf("%d mutual exclusion violations, %d errors", r.Violations, r.Errors))
-		}
-		if r.Untimed > 0 {
-			ns = append(ns, untimedNote(r))
-		}
-		notes[cs[i].Name] = strings.Join(ns, "; ")
+	done := 0
+	return &session{
+		more: func(n int, tick func()) ([][][]float64, error) {
+			var failed error
+			costs := interleave(len(names), done, n, tick, func(i int) float64 {
+				// Each repetition on a fresh set-up: rounds are then
+				// independent draws of whatever a peer fixes when it is
+				// created (hash seeds, table layouts, connections), and
+				// the interval covers them.
+				env, err := peers[names[i]].Setup()
+				if err != nil {
+					failed = fmt.Errorf("%s: %w", names[i], err)
+					return 0
+				}
+				ms[i].renew(env)
+				envs[i].close()
+				envs[i] = env
+				runtime.GC() // no repetition pays for another's garbage
+				return cost(ms[i].rep())
+			})
+			done += n
+			return [][][]float64{costs}, failed
+		},
+		done: func() (map[string]string, jobRows) {
+			notes := map[string]string{}
+			var rows jobRows
+			for i, m := range ms {
+				r := m.row()
+				r.Peer, r.Source = names[i], sourceHeadline
+				rows.Locks = append(rows.Locks, r)
+				var ns []string
+				if r.Violations > 0 || r.Errors > 0 {
+					ns = append(ns, fmt.Sprintf("%d mutual exclusion violations, %d errors", r.Violations, r.Errors))
+				}
+				if r.Untimed > 0 {
+					ns = append(ns, untimedNote(r))
+				}
+				if r.Scenario == "contended" {
+					ns = append(ns, fmt.Sprintf("hand-off p50 %s, %.0f%% of cycles re-acquired by the releasing goroutine",
+						fmtNs(r.Latency.P50), r.SelfPct))
+				}
+				notes[names[i]] = strings.Join(ns, "; ")
+			}
+			closeAll()
+			return notes, rows
+		},
+	}, nil
+}
+
+// inprocLockContestants are nxkv's in-process lock with the defaults, the
+// map+Mutex lock (described as altDesc), nxkv with option variantName (""
+// for none), and sync.Mutex, the reference.
+func inprocLockContestants(variantName, altDesc string) ([]lockPeer, []contestant) {
+	ps := []lockPeer{nxkvInprocLockPeer(""), mapMutexLockPeer(), mutexPeer()}
+	cs := []contestant{{Name: ps[0].Name, Role: subject}, {Name: ps[1].Name, Desc: altDesc, Role: alternative}}
+	if variantName != "" {
+		v := nxkvInprocLockPeer(variantName)
+		ps = append(ps, v)
+		cs = append(cs, contestant{Name: v.Name, Role: variant})
 	}
-	return [][][]float64{costs}, notes, nil
+	return ps, append(cs, contestant{Name: ps[2].Name, Role: reference})
+}
+
+// inprocLockJob is a job over the in-process locks, each repetition made
+// by mk and costed by cost.
+func inprocLockJob(cfg config, title, metric, variantName, altDesc string,
+	mk func(env *lockEnv, p lockPeer, tag string) *measurement, cost func(repCost) float64) job {
+	ps, cs := inprocLockContestants(variantName, altDesc)
+	peers := byName(ps, func(p lockPeer) string { return p.Name })
+	return job{
+		ID: "locks", Words: timeWords, Unit: nanoseconds,
+		Views: []view{{Title: title, Metric: metric, Contestants: cs}},
+		open: func(names []string) (*session, error) {
+			return lockSession(names, peers, mk, cost)
+		},
+	}.withRounds(cfg.Head, false)
 }
 
 // lockJob: Obtain + Release on one key, one goroutine, in process.
@@ -146,84 +267,92 @@ func lockJob(cfg config) job {
 		func(r repCost) float64 { return perSecToNs(r.perSec) })
 }
 
+// contendedTitle names a contended job: "contended lock in process, 8
+// goroutines on one key".
+func contendedTitle(where string, g, keys int) string {
+	on := "one key"
+	if keys > 1 {
+		on = fmt.Sprintf("%d keys", keys)
+	}
+	return fmt.Sprintf("contended lock %s, %d goroutines on %s", where, g, on)
+}
+
+// contendedMetric says what a contended job's cost is.
+func contendedMetric(g, keys int) string {
+	if keys <= 1 {
+		return fmt.Sprintf("time per Obtain + Release of all %d goroutines together, free for all on one key", g)
+	}
+	return fmt.Sprintf("time per Obtain + Release of all %d goroutines together, each cycle on a key drawn at random from %d", g, keys)
+}
+
+// contendedJob: g goroutines cycling Obtain + Release on keys keys, in
+// process; the cost is the time per cycle of all of them together.
+func contendedJob(cfg config, keys int) job {
+	g := cfg.Head.Contenders
+	return inprocLockJob(cfg, contendedTitle("in process", g, keys), contendedMetric(g, keys), "", "a map+Mutex lock",
+		func(env *lockEnv, p lockPeer, tag string) *measurement {
+			return measureContended(cfg, env, g, keys, tag)
+		},
+		func(r repCost) float64 { return perSecToNs(r.perSec) })
+}
+
 // handoffJob: the time from a holder's Release to a blocked waiter holding
 // the lock, with cfg.Waiters waiters.
 func handoffJob(cfg config) job {
+	c := cfg
+	c.LockDur = cfg.Head.HandoffDur
 	return inprocLockJob(cfg, "hand-off to a waiter",
-		fmt.Sprintf("median time from Release to the next holder's Obtain returning, %d waiters", cfg.Waiters),
+		fmt.Sprintf("time from Release to the next holder's Obtain returning, %d waiters (mean of each round's hand-offs, "+
+			"the slowest and fastest tenth left out)", cfg.Waiters),
 		"fifo", fmt.Sprintf("a map+Mutex lock polling every %v", pollDelay),
 		func(env *lockEnv, p lockPeer, tag string) *measurement {
-			return measureHandoff(cfg, env, cfg.Waiters, p.Network, tag)
+			return measureHandoff(c, env, cfg.Waiters, p.Network, tag)
 		},
-		func(r repCost) float64 { return r.p50 })
+		func(r repCost) float64 { return r.trimmed })
 }
 
-// inprocLockJob is a job over the in-process locks: nxkv's default lock,
-// the map+Mutex lock (the alternative, described as altDesc), nxkv with
-// option variant, and sync.Mutex (the reference), each repetition made by
-// mk and costed by cost.
-func inprocLockJob(cfg config, title, metric, variantName, altDesc string,
-	mk func(env *lockEnv, p lockPeer, tag string) *measurement, cost func(repCost) float64) job {
-	ps := []lockPeer{nxkvInprocLockPeer(""), mapMutexLockPeer(), nxkvInprocLockPeer(variantName), mutexPeer()}
-	peers := byName(ps, func(p lockPeer) string { return p.Name })
-	return job{
-		ID:     "locks",
-		Title:  title,
-		Metric: metric,
-		Words:  timeWords,
-		Unit:   nanoseconds,
-		Rounds: cfg.Reps,
-		Contestants: []contestant{
-			{Name: ps[0].Name, Role: subject},
-			{Name: ps[1].Name, Desc: altDesc, Role: alternative},
-			{Name: ps[2].Name, Role: variant},
-			{Name: ps[3].Name, Role: reference},
-		},
-		measure: func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
-			return measureLocks(cs, peers, tick, cfg.Reps, mk, cost)
-		},
-	}
-}
-
-// expiryJob: keys inserted with one common deadline; the cost is how long
-// after the deadline the store's key count reaches 0.
+// expiryJob: keys inserted with deadlines spread evenly over a window;
+// the cost is how long after its deadline a key is gone, on average over
+// the keys.
 func expiryJob(cfg config) job {
 	ps := expPeers(cfg)
 	peers := byName(ps, func(p expPeer) string { return p.Name })
 	j := job{
-		ID:     "expiry",
-		Title:  "reclaiming expired keys",
-		Metric: fmt.Sprintf("time from a common deadline until all %d keys are gone", cfg.ExpiryKeys),
-		Words:  timeWords,
-		Unit:   nanoseconds,
-		Rounds: cfg.Head.ExpiryRounds,
-		Contestants: []contestant{
-			{Name: ps[0].Name, Role: subject},
-			{Name: ps[1].Name, Desc: "otter (1 s clean-up tick)", Role: alternative},
-			{Name: ps[2].Name, Desc: fmt.Sprintf("a map+Mutex scanned every %v", cfg.SweepEvery), Role: alternative},
-		},
+		ID: "expiry", Words: timeWords, Unit: nanoseconds,
+		Rounds: cfg.Head.ExpiryRounds, Step: cfg.Head.ExpiryStep, MaxRounds: cfg.Head.ExpiryMaxRounds,
+		Views: []view{{Title: "reclaiming expired keys",
+			Metric: fmt.Sprintf("mean time from a key's deadline until it is gone, %d keys with deadlines spread over %v",
+				cfg.ExpiryKeys, cfg.Spread),
+			Contestants: []contestant{
+				{Name: ps[0].Name, Role: subject},
+				{Name: ps[1].Name, Desc: "otter (1 s clean-up tick)", Role: alternative},
+				{Name: ps[2].Name, Desc: fmt.Sprintf("a map+Mutex scanned every %v", cfg.SweepEvery), Role: alternative},
+			}}},
 	}
-	j.measure = func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
+	j.open = func(names []string) (*session, error) {
 		keys := makeKeys(cfg.ExpiryKeys)
 		notes := map[string]string{}
-		var failed error
-		costs := interleave(len(cs), j.Rounds, tick, func(i int) float64 {
-			row, err := together(cfg, peers[cs[i].Name], keys, false)
-			runtime.GC()
-			if err != nil {
-				failed = fmt.Errorf("%s: %w", cs[i].Name, err)
-				return 0
-			}
-			if row.Note != "" {
-				notes[cs[i].Name] = row.Note
-			}
-			if row.ReclaimMs < 0 {
-				// Censored at the timeout: the cost is at least that.
-				return float64(cfg.ReclaimTimeout)
-			}
-			return max(row.ReclaimMs*1e6, float64(time.Microsecond))
-		})
-		return [][][]float64{costs}, notes, failed
+		done := 0
+		return &session{
+			more: func(n int, tick func()) ([][][]float64, error) {
+				var failed error
+				costs := interleave(len(names), done, n, tick, func(i int) float64 {
+					row, err := expireSpread(cfg, peers[names[i]], keys)
+					runtime.GC()
+					if err != nil {
+						failed = fmt.Errorf("%s: %w", names[i], err)
+						return 0
+					}
+					if row.Note != "" {
+						notes[names[i]] = row.Note
+					}
+					return max(row.MeanDelayMs*1e6, float64(time.Microsecond))
+				})
+				done += n
+				return [][][]float64{costs}, failed
+			},
+			done: func() (map[string]string, jobRows) { return notes, jobRows{} },
+		}, nil
 	}
 	return j
 }
@@ -232,54 +361,109 @@ func expiryJob(cfg config) job {
 func memoryJob(cfg config) job {
 	ps := memPeers()
 	peers := byName(ps, func(p memPeer) string { return p.Name })
-	return job{
-		ID:          "memory",
-		Title:       "memory per key with a TTL",
-		Metric:      fmt.Sprintf("heap bytes per key after GC, %d keys of 10 bytes with 16-byte values", cfg.MemKeys),
-		Words:       memoryWords,
-		Unit:        bytesUnit,
-		Rounds:      cfg.Head.MemRounds,
-		Contestants: mapContestants(),
-		measure: func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
-			var failed error
-			costs := interleave(len(cs), cfg.Head.MemRounds, tick, func(i int) float64 {
-				b, err := heapPerKey(peers[cs[i].Name], cfg.MemKeys, true)
-				if err != nil {
-					failed = fmt.Errorf("%s: %w", cs[i].Name, err)
-				}
-				return b
-			})
-			return [][][]float64{costs}, nil, failed
-		},
+	j := job{
+		ID: "memory", Words: memoryWords, Unit: bytesUnit,
+		Rounds: cfg.Head.MemRounds, MaxRounds: cfg.Head.MemRounds,
+		Views: []view{{Title: "memory per key with a TTL",
+			Metric:      fmt.Sprintf("heap bytes per key after GC, %d keys of 10 bytes with 16-byte values", cfg.MemKeys),
+			Contestants: mapContestants()}},
+	}
+	j.open = func(names []string) (*session, error) {
+		done := 0
+		return &session{
+			more: func(n int, tick func()) ([][][]float64, error) {
+				var failed error
+				costs := interleave(len(names), done, n, tick, func(i int) float64 {
+					b, err := heapPerKey(peers[names[i]], cfg.MemKeys, true)
+					if err != nil {
+						failed = fmt.Errorf("%s: %w", names[i], err)
+					}
+					return b
+				})
+				done += n
+				return [][][]float64{costs}, failed
+			},
+			done: func() (map[string]string, jobRows) { return nil, jobRows{} },
+		}, nil
+	}
+	return j
+}
+
+// redisClientContestants are nxkv's lock client and the Redis lock
+// clients a Go program would use instead, on target t: redislock and
+// redsync get a verdict each; a bare SET NX PX lock on go-redis (no retry
+// strategy, no fencing) is the reference.
+func redisClientContestants(t *target) ([]lockPeer, []contestant) {
+	ps := []lockPeer{nxkvRedisLockPeer(t), redislockPeer(t), redsyncPeer(t), goRedisLockPeer(t)}
+	return ps, []contestant{
+		{Name: ps[0].Name, Role: subject},
+		{Name: ps[1].Name, Desc: "redislock", Role: alternative},
+		{Name: ps[2].Name, Desc: "redsync", Role: alternative},
+		{Name: ps[3].Name, Role: reference},
 	}
 }
 
-// redisLockJob: Obtain + Release over a real Redis, one goroutine, against
-// the Redis lock clients a Go program would use instead.
-func redisLockJob(cfg config, t *target, why string) job {
-	j := job{
-		ID:     "locks",
-		Title:  "lock cycle over Redis",
-		Metric: "time per Obtain + Release through go-redis on a local redis-server, uncontended, 1 goroutine",
-		Words:  timeWords,
-		Unit:   nanoseconds,
-		Rounds: cfg.Reps,
+// redisLockJob: Obtain + Release through go-redis, one goroutine: nxkv's
+// lock client against the Redis lock clients on a real Redis, and
+// redislock on the Redis test doubles (nxkv-server, nxkv over the Redis
+// protocol in a process of its own, and miniredis, in this process). Both
+// questions are answered from one measurement, so redislock on redis-server
+// has one figure.
+func redisLockJob(cfg config, env *environment) job {
+	j := job{ID: "locks", Words: timeWords, Unit: nanoseconds}.withRounds(cfg.Head, true)
+	var ps []lockPeer
+	clients := view{Title: "lock cycle over Redis", Versus: versusEach, Axis: axisClient,
+		Metric: "time per Obtain + Release through go-redis on a local redis-server, uncontended, 1 goroutine"}
+	if r := env.redis(); r != nil {
+		ps, clients.Contestants = redisClientContestants(r)
+	} else {
+		clients.Skip = env.redisWhy
 	}
-	if t == nil {
-		j.Skip = why
-		return j
+	doubles := view{Title: "redislock cycle on a Redis test double", Axis: axisServer,
+		Metric: "time per bsm/redislock Obtain + Release through go-redis, uncontended, 1 goroutine"}
+	server, mini := env.target(nxkvServerName), env.target("miniredis")
+	if server == nil || mini == nil {
+		doubles.Skip = env.doubleWhy
+		if doubles.Skip == "" {
+			doubles.Skip = "the test doubles were not started"
+		}
+	} else {
+		ps = append(ps, redislockPeer(server), redislockPeer(mini))
+		doubles.Contestants = []contestant{{Name: redislockPeer(server).Name, Role: subject},
+			{Name: redislockPeer(mini).Name, Desc: "miniredis", Role: alternative}}
+		if r := env.redis(); r != nil {
+			doubles.Contestants = append(doubles.Contestants, contestant{Name: redislockPeer(r).Name, Role: reference})
+		}
 	}
-	ps := []lockPeer{nxkvRedisLockPeer(t), goRedisLockPeer(t), redislockPeer(t), redsyncPeer(t)}
+	doubles.Workload = "resp"
+	j.Views = []view{clients, doubles}
 	peers := byName(ps, func(p lockPeer) string { return p.Name })
-	j.Contestants = []contestant{
-		{Name: ps[0].Name, Role: subject},
-		{Name: ps[1].Name, Desc: "a SET NX PX lock on go-redis", Role: alternative},
-		{Name: ps[2].Name, Desc: "redislock", Role: alternative},
-		{Name: ps[3].Name, Desc: "redsync", Role: alternative},
-	}
-	j.measure = func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
-		return measureLocks(cs, peers, tick, cfg.Reps, func(env *lockEnv, p lockPeer, tag string) *measurement {
+	j.open = func(names []string) (*session, error) {
+		return lockSession(names, peers, func(env *lockEnv, p lockPeer, tag string) *measurement {
 			return measureUncontended(cfg, env, 1, p.Network, tag)
+		}, func(r repCost) float64 { return perSecToNs(r.perSec) })
+	}
+	return j
+}
+
+// redisContendedJob: cfg.Head.Contenders goroutines cycling Obtain +
+// Release over a real Redis, on one key or on keys keys.
+func redisContendedJob(cfg config, env *environment, keys int) job {
+	g := cfg.Head.Contenders
+	j := job{ID: "locks", Words: timeWords, Unit: nanoseconds}.withRounds(cfg.Head, true)
+	v := view{Title: contendedTitle("over Redis", g, keys), Versus: versusEach, Axis: axisClient,
+		Metric: contendedMetric(g, keys) + ", through go-redis on a local redis-server"}
+	var ps []lockPeer
+	if r := env.redis(); r != nil {
+		ps, v.Contestants = redisClientContestants(r)
+	} else {
+		v.Skip = env.redisWhy
+	}
+	j.Views = []view{v}
+	peers := byName(ps, func(p lockPeer) string { return p.Name })
+	j.open = func(names []string) (*session, error) {
+		return lockSession(names, peers, func(env *lockEnv, p lockPeer, tag string) *measurement {
+			return measureContended(cfg, env, g, keys, tag)
 		}, func(r repCost) float64 { return perSecToNs(r.perSec) })
 	}
 	return j
@@ -288,40 +472,4 @@ func redisLockJob(cfg config, t *target, why string) job {
 // untimedNote says how many hand-offs of r were not timed, and why.
 func untimedNote(r LockRow) string {
 	return fmt.Sprintf("%d of %d hand-offs not timed (the holder was descheduled during its hold)", r.Untimed, r.Untimed+int64(r.Latency.N))
-}
-
-// testDoubleJob: a redislock Obtain + Release through go-redis against the
-// Redis test doubles: nxkv-server (nxkv over the Redis protocol, a process
-// of its own) and miniredis (in this process); real Redis, when present, is
-// the reference.
-func testDoubleJob(cfg config, env *environment) job {
-	j := job{
-		ID:     "resp",
-		Title:  "redislock cycle on a Redis test double",
-		Metric: "time per bsm/redislock Obtain + Release through go-redis, uncontended, 1 goroutine",
-		Words:  timeWords,
-		Unit:   nanoseconds,
-		Rounds: cfg.Reps,
-	}
-	server, mini := env.target(nxkvServerName), env.target("miniredis")
-	if server == nil || mini == nil {
-		j.Skip = env.doubleWhy
-		if j.Skip == "" {
-			j.Skip = "the test doubles were not started"
-		}
-		return j
-	}
-	ps := []lockPeer{redislockPeer(server), redislockPeer(mini)}
-	j.Contestants = []contestant{{Name: ps[0].Name, Role: subject}, {Name: ps[1].Name, Desc: "miniredis", Role: alternative}}
-	if r := env.redis(); r != nil {
-		ps = append(ps, redislockPeer(r))
-		j.Contestants = append(j.Contestants, contestant{Name: ps[2].Name, Role: reference})
-	}
-	peers := byName(ps, func(p lockPeer) string { return p.Name })
-	j.measure = func(cs []contestant, tick func()) ([][][]float64, map[string]string, error) {
-		return measureLocks(cs, peers, tick, cfg.Reps, func(env *lockEnv, p lockPeer, tag string) *measurement {
-			return measureUncontended(cfg, env, 1, p.Network, tag)
-		}, func(r repCost) float64 { return perSecToNs(r.perSec) })
-	}
-	return j
 }

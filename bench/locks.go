@@ -8,6 +8,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,9 +85,18 @@ type LockRow struct {
 	Errors     int64       `json:"errors"`
 	// Untimed counts hand-offs not timed because the holder was
 	// descheduled during its hold (see measureHandoff).
-	Untimed int64   `json:"handoffs_not_timed,omitempty"`
+	Untimed int64 `json:"handoffs_not_timed,omitempty"`
+	// Keys is how many keys the contended goroutines share (0: one);
+	// each cycle locks one drawn at random.
+	Keys int `json:"keys,omitempty"`
+	// Trimmed (hand-off) summarizes each repetition's mean hand-off with
+	// the slowest and fastest tenth left out.
+	Trimmed summary `json:"handoff_trimmed_mean_ns,omitzero"`
 	VsRedis float64 `json:"vs_redis"`
 	Note    string  `json:"note,omitempty"`
+	// Source and Reps: see RawRow.
+	Source string `json:"source,omitempty"`
+	Reps   int    `json:"reps"`
 }
 
 // ---- peers ----
@@ -298,14 +308,39 @@ type measurement struct {
 	warm func()         // an untimed run
 	rep  func() repCost // one timed repetition
 	row  func() LockRow // the summary; called once, after the repetitions
+	// renew moves the measurement to a fresh set-up of its peer (a new
+	// engine, map or client) for the repetitions that follow; the summary
+	// covers them all.
+	renew func(env *lockEnv)
 }
 
 // repCost is what one repetition of a lock measurement gives the headline:
-// its throughput and the median of its latency samples (one cycle when
-// uncontended, a hand-off otherwise).
+// its throughput and, for hand-offs, the mean hand-off with the slowest
+// and fastest tenth left out.
 type repCost struct {
-	perSec float64
-	p50    float64
+	perSec  float64
+	trimmed float64
+}
+
+// trimmedMean is the mean of xs without its lowest and highest tenth (0
+// for none). Unlike a median it moves smoothly as the mix of a bimodal
+// distribution shifts: a poller's hand-off is either at once (its timer
+// was already due) or a good part of a poll delay later, and a median of a
+// few dozen such hand-offs jumps between the two from one repetition to
+// the next.
+func trimmedMean(xs []int64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	k := len(s) / 10
+	s = s[k : len(s)-k]
+	var t float64
+	for _, x := range s {
+		t += float64(x)
+	}
+	return t / float64(len(s))
 }
 
 // exclusionCheck counts the holders inside a critical section; a holder
@@ -326,11 +361,17 @@ func (c *exclusionCheck) leave() { c.holders.Add(-1) }
 // measureUncontended runs lock/unlock cycles, each goroutine on its own key.
 func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag string) *measurement {
 	keys := make([]string, g)
-	lockers := make([]locker, g)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("nxblock:%s:u%d", tag, i)
-		lockers[i] = env.newLocker(keys[i])
 	}
+	var lockers []locker
+	bind := func(e *lockEnv) {
+		env, lockers = e, make([]locker, g)
+		for i := range keys {
+			lockers[i] = env.newLocker(keys[i])
+		}
+	}
+	bind(env)
 	chunk, sampleEvery := 256, 64
 	if network {
 		chunk, sampleEvery = 8, 1
@@ -408,7 +449,8 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 	var allocs uint64
 	var allocOps int64
 	return &measurement{
-		warm: func() { oneRep(cfg.Warmup, false) },
+		renew: bind,
+		warm:  func() { oneRep(cfg.Warmup, false) },
 		rep: func() repCost {
 			ps, a, ao, s, cn := oneRep(cfg.LockDur, g == 1)
 			rates = append(rates, ps)
@@ -416,11 +458,11 @@ func measureUncontended(cfg config, env *lockEnv, g int, network bool, tag strin
 			allocs += a
 			allocOps += ao
 			all = append(all, s...)
-			return repCost{perSec: ps, p50: quantiles(s).P50}
+			return repCost{perSec: ps}
 		},
 		row: func() LockRow {
 			row := LockRow{Scenario: "uncontended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1, Errors: errs.Load(),
-				TypicalNs: summarize(chunkNs).Median}
+				TypicalNs: summarize(chunkNs).Median, Reps: len(rates)}
 			if row.CyclesPS.Median > 0 {
 				row.NsPerCycle = 1e9 / row.CyclesPS.Median
 			}
@@ -451,24 +493,42 @@ func runAtLeast(d time.Duration, enough func() bool) {
 	}
 }
 
-// measureContended runs g goroutines cycling on one key. The hand-off
-// latency is the time from a holder starting its release to the next
-// acquisition by a different goroutine; re-acquisitions by the releasing
-// goroutine itself are counted separately (SelfPct), as they hand nothing
-// off.
-func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement {
-	key := fmt.Sprintf("nxblock:%s:c%d", tag, g)
-	lockers := make([]locker, g)
-	for i := range lockers {
-		lockers[i] = env.newLocker(key)
+// measureContended runs g goroutines cycling on nkeys keys (one when
+// nkeys <= 1), each cycle on a key drawn at random (with a fixed seed per
+// goroutine). The hand-off latency is the time from a holder starting its
+// release to the next acquisition of that key by a different goroutine;
+// re-acquisitions by the releasing goroutine itself are counted separately
+// (SelfPct), as they hand nothing off.
+func measureContended(cfg config, env *lockEnv, g, nkeys int, tag string) *measurement {
+	nkeys = max(nkeys, 1)
+	keys := make([]string, nkeys)
+	for k := range keys {
+		keys[k] = fmt.Sprintf("nxblock:%s:c%d", tag, g)
+		if nkeys > 1 {
+			keys[k] = fmt.Sprintf("nxblock:%s:c%dk%d", tag, g, k)
+		}
 	}
-	var excl exclusionCheck
+	// lockers[i][k] is goroutine i's locker on key k.
+	var lockers [][]locker
+	bind := func(e *lockEnv) {
+		env, lockers = e, make([][]locker, g)
+		for i := range lockers {
+			for _, k := range keys {
+				lockers[i] = append(lockers[i], env.newLocker(k))
+			}
+		}
+	}
+	bind(env)
+	excl := make([]exclusionCheck, nkeys)
 	var errs atomic.Int64
+	reps := 0
 	oneRep := func(d time.Duration) (perSec float64, samples, waits []int64, self, total int64) {
 		ctx, cancel := context.WithCancel(context.Background())
 		base := time.Now()
-		var lastHolder, lastRelease atomic.Int64
-		lastHolder.Store(-1)
+		lastHolder, lastRelease := make([]atomic.Int64, nkeys), make([]atomic.Int64, nkeys)
+		for k := range lastHolder {
+			lastHolder[k].Store(-1)
+		}
 		type result struct {
 			cycles, self int64
 			samples      []int64
@@ -477,6 +537,7 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 		res := make([]result, g)
 		var cycles atomic.Int64
 		var wg sync.WaitGroup
+		reps++
 		for i := range g {
 			wg.Add(1)
 			go func() {
@@ -484,8 +545,13 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 				r := &res[i]
 				r.samples = make([]int64, 0, 1<<12)
 				r.waits = make([]int64, 0, 1<<12)
-				l := lockers[i]
+				rng := mrand.New(mrand.NewPCG(uint64(i), uint64(reps)))
 				for ctx.Err() == nil {
+					k := 0
+					if nkeys > 1 {
+						k = rng.IntN(nkeys)
+					}
+					l := lockers[i][k]
 					t0 := int64(time.Since(base))
 					if err := l.lock(ctx); err != nil {
 						if ctx.Err() == nil {
@@ -494,21 +560,21 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 						continue
 					}
 					now := int64(time.Since(base))
-					excl.enter()
-					switch lh := lastHolder.Load(); {
+					excl[k].enter()
+					switch lh := lastHolder[k].Load(); {
 					case lh == int64(i):
 						r.self++
 					case lh >= 0 && len(r.samples) < cap(r.samples):
-						r.samples = append(r.samples, now-lastRelease.Load())
+						r.samples = append(r.samples, now-lastRelease[k].Load())
 					}
 					if len(r.waits) < cap(r.waits) {
 						r.waits = append(r.waits, now-t0)
 					}
 					r.cycles++
 					cycles.Add(1)
-					lastHolder.Store(int64(i))
-					excl.leave()
-					lastRelease.Store(int64(time.Since(base)))
+					lastHolder[k].Store(int64(i))
+					excl[k].leave()
+					lastRelease[k].Store(int64(time.Since(base)))
 					// Release with a live context: a release cut short by the
 					// end of the repetition would leave the key held.
 					if err := l.unlock(context.Background()); err != nil {
@@ -527,14 +593,17 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 			samples = append(samples, r.samples...)
 			waits = append(waits, r.waits...)
 		}
-		env.reset(key)
+		for _, k := range keys {
+			env.reset(k)
+		}
 		return float64(total) / elapsed.Seconds(), samples, waits, self, total
 	}
 	var rates []float64
 	var all, waits []int64
 	var self, total int64
 	return &measurement{
-		warm: func() { oneRep(cfg.Warmup) },
+		renew: bind,
+		warm:  func() { oneRep(cfg.Warmup) },
 		rep: func() repCost {
 			ps, s, w, sf, t := oneRep(cfg.LockDur)
 			rates = append(rates, ps)
@@ -542,11 +611,18 @@ func measureContended(cfg config, env *lockEnv, g int, tag string) *measurement 
 			waits = append(waits, w...)
 			self += sf
 			total += t
-			return repCost{perSec: ps, p50: quantiles(s).P50}
+			return repCost{perSec: ps}
 		},
 		row: func() LockRow {
+			var violations int64
+			for k := range excl {
+				violations += excl[k].violations.Load()
+			}
 			row := LockRow{Scenario: "contended", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Wait: quantiles(waits), Allocs: -1,
-				Violations: excl.violations.Load(), Errors: errs.Load()}
+				Violations: violations, Errors: errs.Load(), Reps: len(rates)}
+			if nkeys > 1 {
+				row.Keys = nkeys
+			}
 			if row.CyclesPS.Median > 0 {
 				row.NsPerCycle = 1e9 / row.CyclesPS.Median
 			}
@@ -584,8 +660,11 @@ func (g *generation) advance() {
 // once every other goroutine has entered Obtain, and a releasing goroutine
 // does not call Obtain again until someone else has acquired. Every cycle
 // is then a hand-off, timed from the holder starting Release to the next
-// holder's Obtain returning. For polling clients this is bounded below by
-// how long a waiter sleeps between tries.
+// holder's Obtain returning. For polling clients this depends on where in
+// its waiters' sleeps the release falls; so each hold lasts a random extra
+// time of up to twice the poll delay, drawn with a fixed seed, and the
+// release falls at a random point of every poller's schedule instead of a
+// fixed distance after the previous holder's last try.
 func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag string) *measurement {
 	g := waiters + 1
 	hold := handoffHold
@@ -593,13 +672,19 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 		hold = handoffHoldNetwork
 	}
 	key := fmt.Sprintf("nxblock:%s:h%d", tag, g)
-	lockers := make([]locker, g)
-	for i := range lockers {
-		lockers[i] = env.newLocker(key)
+	var lockers []locker
+	bind := func(e *lockEnv) {
+		env, lockers = e, make([]locker, g)
+		for i := range lockers {
+			lockers[i] = env.newLocker(key)
+		}
 	}
+	bind(env)
 	var excl exclusionCheck
 	var errs, untimed atomic.Int64
+	reps := 0
 	oneRep := func(d time.Duration) (perSec float64, samples []int64, total int64) {
+		reps++
 		ctx, cancel := context.WithCancel(context.Background())
 		base := time.Now()
 		var lastRelease atomic.Int64
@@ -620,6 +705,7 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 				r := &res[i]
 				r.samples = make([]int64, 0, 1<<12)
 				l := lockers[i]
+				rng := mrand.New(mrand.NewPCG(uint64(i), uint64(reps)))
 				for ctx.Err() == nil {
 					inObtain.Add(1)
 					err := l.lock(ctx)
@@ -648,16 +734,17 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 					for inObtain.Load() < int32(g-1) && ctx.Err() == nil {
 						runtime.Gosched()
 					}
+					planned := hold + time.Duration(rng.Int64N(int64(2*pollDelay)))
 					holdFrom := time.Now()
-					for until := holdFrom.Add(hold); time.Now().Before(until) && ctx.Err() == nil; {
+					for until := holdFrom.Add(planned); time.Now().Before(until) && ctx.Err() == nil; {
 						runtime.Gosched()
 					}
 					excl.leave()
-					// A hold that overran by half was descheduled: the
-					// waiters' timers kept running meanwhile, so the next
-					// hand-off would time the machine's hiccup, not the
-					// lock. It is not timed.
-					if time.Since(holdFrom) > hold+hold/2 {
+					// A hold that overran by half its fixed part was
+					// descheduled: the waiters' timers kept running
+					// meanwhile, so the next hand-off would time the
+					// machine's hiccup, not the lock. It is not timed.
+					if time.Since(holdFrom) > planned+hold/2 {
 						lastRelease.Store(-1)
 						untimed.Add(1)
 					} else {
@@ -685,19 +772,22 @@ func measureHandoff(cfg config, env *lockEnv, waiters int, network bool, tag str
 		env.reset(key)
 		return float64(total) / elapsed.Seconds(), samples, total
 	}
-	var rates []float64
+	var rates, trimmed []float64
 	var all []int64
 	return &measurement{
-		warm: func() { oneRep(cfg.Warmup) },
+		renew: bind,
+		warm:  func() { oneRep(cfg.Warmup) },
 		rep: func() repCost {
 			ps, s, _ := oneRep(cfg.LockDur)
 			rates = append(rates, ps)
 			all = append(all, s...)
-			return repCost{perSec: ps, p50: quantiles(s).P50}
+			tm := trimmedMean(s)
+			trimmed = append(trimmed, tm)
+			return repCost{perSec: ps, trimmed: tm}
 		},
 		row: func() LockRow {
 			row := LockRow{Scenario: "handoff", Goroutines: g, CyclesPS: summarize(rates), Latency: quantiles(all), Allocs: -1,
-				Violations: excl.violations.Load(), Errors: errs.Load(), Untimed: untimed.Load()}
+				Violations: excl.violations.Load(), Errors: errs.Load(), Untimed: untimed.Load(), Trimmed: summarize(trimmed), Reps: len(rates)}
 			if row.CyclesPS.Median > 0 {
 				row.NsPerCycle = 1e9 / row.CyclesPS.Median
 			}
@@ -751,20 +841,19 @@ func runLockWorkload(cfg config, env *environment, res *Results) {
 		}})
 	}
 	for _, g := range cfg.Contenders {
-		scs = append(scs, scenario{"contended", g, func(su setUp) *measurement { return measureContended(cfg, su.env, g, su.tag) }})
+		scs = append(scs, scenario{"contended", g, func(su setUp) *measurement { return measureContended(cfg, su.env, g, 1, su.tag) }})
 	}
 	scs = append(scs, scenario{"handoff", cfg.Waiters + 1, func(su setUp) *measurement {
 		return measureHandoff(cfg, su.env, cfg.Waiters, su.p.Network, su.tag)
 	}})
 	for _, sc := range scs {
-		active := peers
-		if sc.name != "uncontended" {
-			active = nil
-			for _, su := range peers {
-				if !su.p.UncontendedOnly {
-					active = append(active, su)
-				}
+		// Cells a headline job measured keep its figures.
+		var active []setUp
+		for _, su := range peers {
+			if _, ok := lockRow(res, su.p.Name, sc.name, sc.g); ok || su.p.UncontendedOnly && sc.name != "uncontended" {
+				continue
 			}
+			active = append(active, su)
 		}
 		progress("locks: %s, %d goroutines, %d peers x %d repetitions", sc.name, sc.g, len(active), cfg.Reps)
 		ms := make([]*measurement, len(active))

@@ -2,21 +2,26 @@
 // and on what a user would otherwise choose, in one process and one run,
 // and says how they compare.
 //
-//	go run ./bench                  # the headline, about a minute, no server needed
-//	go run ./bench -full            # every workload and peer, about 8-10 minutes
+//	go run ./bench                  # the headline, one to two minutes, no server needed
+//	go run ./bench -full            # every workload and peer, about 10 minutes
 //	go run ./bench -full -json r.json -svg charts/ -md BENCHMARKS.md
 //
 // The default run answers one question per job first (an embedded KV
-// operation, a lock cycle, a hand-off to a waiter, expiry reclaim, memory per
-// key, the same lock over Redis when a redis-server binary is on PATH, and a
-// redislock cycle on nxkv-server, nxkv's Redis-protocol server, against
-// miniredis): nxkv's median cost against the best alternative's, measured in
-// many interleaved rounds, with a 95% confidence interval. The details of
-// each job follow. -full then runs the whole suite: raw operations on a hot
-// and a large key set at 1 and GOMAXPROCS goroutines, the lock cycle
-// uncontended, contended and handing off, redis-benchmark against
-// redis-server and nxkv-server, expiry (reclamation, reaper CPU, idle cost)
-// and memory per key, with Redis, miniredis and nxkv-server peers.
+// operation; a lock cycle in process, uncontended, with 8 goroutines on one
+// key and on 64 keys, and handing off to a waiter; expiry reclaim; memory per
+// key; the same lock jobs over Redis when a redis-server binary is on PATH;
+// and a redislock cycle on nxkv-server, nxkv's Redis-protocol server,
+// against miniredis): nxkv's median cost against an alternative's, measured
+// in interleaved rounds, with a 95% confidence interval, and a verdict that
+// states a direction only when the interval supports one. A job whose
+// verdict is not settled adds rounds, up to a bound; the run lists the jobs
+// it could not settle. The details of each job follow. -full then runs the
+// whole suite: raw operations on a hot and a large key set at 1 and
+// GOMAXPROCS goroutines, the lock cycle uncontended, contended and handing
+// off, redis-benchmark against redis-server and nxkv-server, expiry
+// (reclamation, reaper CPU, idle cost) and memory per key, with Redis,
+// miniredis and nxkv-server peers; the cells a headline job measured keep
+// its figures.
 //
 // Results go to stdout section by section as they are measured; a status
 // line goes to stderr. The run watches the machine (load average, CPU used
@@ -48,6 +53,7 @@ type options struct {
 	svgDir    string
 	mdOut     string
 	label     string
+	readme    string
 	redisAddr string
 	noRedis   bool
 	want      map[string]bool // workloads selected by -only
@@ -63,21 +69,26 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.BoolVar(&o.full, "full", false, "after the headline, run every workload with every peer (about 8-10 minutes)")
+	fs.BoolVar(&o.full, "full", false, "after the headline, run every workload with every peer (about 10 minutes)")
 	fs.StringVar(&o.jsonOut, "json", "", "write every figure to `FILE` as JSON")
 	fs.StringVar(&o.svgDir, "svg", "", "write bar charts with error bars (headline.svg and one per section) into `DIR`")
 	fs.StringVar(&o.mdOut, "md", "", "write the report as Markdown to `FILE` (BENCHMARKS.md), linking the -svg charts")
 	fs.StringVar(&o.label, "label", "", "say in the Markdown report what was measured, as `TEXT` (e.g. a commit)")
+	fs.StringVar(&o.readme, "readme", "", "rewrite the figures between the bench markers of `FILE` (README.md) from the results")
 	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
 	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:* are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
 	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory)")
-	rounds := fs.Int("rounds", 0, "interleaved rounds per headline job (0: the default, 15)")
+	rounds := fs.Int("rounds", 0, "first interleaved rounds of the headline's in-process jobs (0: the default, 15); the jobs over Redis run 6 more")
 	reps := fs.Int("reps", 0, "repetitions per measurement of the full suite (0: the default, 7)")
 	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
+	compare := fs.Bool("compare", false, "measure nothing: compare the verdicts of the runs whose -json files follow, and exit 1 if they disagree")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *compare {
+		return compareFiles(fs.Args(), stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
@@ -100,7 +111,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	cfg := defaultConfig()
 	if *rounds > 0 {
-		cfg.Head.Rounds = *rounds
+		h := &cfg.Head
+		h.NetRounds += *rounds - h.Rounds
+		h.MaxRounds += *rounds - h.Rounds
+		h.Rounds = *rounds
 	}
 	if *reps > 0 {
 		cfg.Reps = *reps
@@ -195,22 +209,40 @@ func execute(w *console, cfg config, o options, env *environment) *Results {
 	env.setupRedis(res, o, o.want["raw"] || o.want["locks"] || o.want["resp"])
 	printHeader(w, res, env)
 
-	jobs := headlineJobs(cfg, env)
+	var jobs []job
+	for _, j := range headlineJobs(cfg, env) {
+		var views []view
+		for _, v := range j.Views {
+			if o.want[v.workload(j)] {
+				views = append(views, v)
+			}
+		}
+		if len(views) > 0 {
+			j.Views = views
+			jobs = append(jobs, j)
+		}
+	}
 	printHeadlineIntro(w, res, jobs)
 	for _, j := range jobs {
-		if !o.want[j.ID] {
-			continue
+		rows, jr := runJob(j, cfg, mon)
+		res.Headline = append(res.Headline, rows...)
+		if o.full {
+			// The full suite's tables show these cells from this one
+			// measurement instead of measuring them again.
+			res.Raw = append(res.Raw, jr.Raw...)
+			res.Locks = append(res.Locks, jr.Locks...)
 		}
-		row := runJob(j, cfg, mon)
-		res.Headline = append(res.Headline, row)
-		printHeadlineRow(w, row, jobs)
+		for _, row := range rows {
+			printHeadlineRow(w, row, jobs)
+		}
 	}
+	printUnresolved(w, res)
 	printDetails(w, res)
 
 	if o.full {
 		runFull(w, cfg, o, env, res, mon)
 	} else {
-		fmt.Fprintf(w, "\nEvery workload at more sizes, goroutine counts and peers: go run ./bench -full (about 8-10 minutes).\n")
+		fmt.Fprintf(w, "\nEvery workload at more sizes, goroutine counts and peers: go run ./bench -full (about 10 minutes).\n")
 	}
 	res.Busy = mon.between(start, readCPU())
 	res.Elapsed = time.Since(res.Started).Round(time.Second).String()
@@ -258,6 +290,9 @@ func runFull(w *console, cfg config, o options, env *environment, res *Results, 
 
 // writeOutputs writes the files the flags ask for.
 func writeOutputs(res *Results, o options) error {
+	if o.label != "" {
+		res.Label = o.label
+	}
 	if o.jsonOut != "" {
 		if err := writeJSON(o.jsonOut, res); err != nil {
 			return err
@@ -269,7 +304,12 @@ func writeOutputs(res *Results, o options) error {
 		}
 	}
 	if o.mdOut != "" {
-		if err := writeMarkdown(o.mdOut, o.svgDir, o.label, res); err != nil {
+		if err := writeMarkdown(o.mdOut, o.svgDir, res.Label, res); err != nil {
+			return err
+		}
+	}
+	if o.readme != "" {
+		if err := updateReadme(o.readme, res); err != nil {
 			return err
 		}
 	}

@@ -67,7 +67,16 @@ type RawRow struct {
 	OKRate      float64     `json:"ok_rate"` // fraction of ops that took their success path
 	VsBaseline  float64     `json:"vs_baseline"`
 	Note        string      `json:"note,omitempty"`
+	// Source is sourceHeadline when the row is a headline job's
+	// measurement, which the full suite shows instead of measuring the
+	// same cell again (one number per fact); Reps is then the rounds.
+	Source string `json:"source,omitempty"`
+	Reps   int    `json:"reps"`
 }
+
+// sourceHeadline marks the rows of the full suite's tables that a headline
+// job measured.
+const sourceHeadline = "headline"
 
 // rep is what one repetition measured.
 type rep struct {
@@ -236,7 +245,13 @@ func runRep(s kvStore, op rawOp, cursors []*cursor, d time.Duration, network, co
 type rawMeasurement struct {
 	warm func()
 	rep  func() float64 // one repetition; returns its ops/s
-	row  func() RawRow  // after the repetitions; restores the key state
+	// pause returns the keys to their base state; rep and warm may
+	// follow, preparing them again.
+	pause func()
+	row   func() RawRow // after the repetitions; restores the key state
+	// renew moves the measurement to a fresh store holding every key in
+	// its base state, for the repetitions that follow.
+	renew func(s kvStore)
 }
 
 // measureRaw prepares one cell; shares are the goroutines' keys (see
@@ -249,8 +264,20 @@ func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool
 	var ops, ok int64
 	var allocs uint64
 	var allocsOps int64
+	pause := func() {
+		for _, c := range cursors {
+			c.finish(s, op)
+		}
+	}
 	return &rawMeasurement{
-		warm: func() { runRep(s, op, cursors, cfg.Warmup, network, false) },
+		warm:  func() { runRep(s, op, cursors, cfg.Warmup, network, false) },
+		pause: pause,
+		renew: func(fresh kvStore) {
+			s = fresh
+			for _, c := range cursors {
+				c.primed = false
+			}
+		},
 		rep: func() float64 {
 			r := runRep(s, op, cursors, cfg.RepDur, network, g == 1)
 			rates = append(rates, r.perSec)
@@ -263,15 +290,13 @@ func measureRaw(cfg config, s kvStore, op rawOp, shares [][]string, network bool
 			return r.perSec
 		},
 		row: func() RawRow {
-			for _, c := range cursors {
-				c.finish(s, op)
-			}
+			pause()
 			n := 0
 			for _, sh := range shares {
 				n += len(sh)
 			}
 			row := RawRow{Op: op.Name, Keys: n, Goroutines: g, OpsPerSec: summarize(rates), Latency: quantiles(samples), AllocsPerOp: -1,
-				TypicalNs: summarize(chunkNs).Median}
+				TypicalNs: summarize(chunkNs).Median, Reps: len(rates)}
 			if row.OpsPerSec.Median > 0 {
 				row.NsPerOp = 1e9 / row.OpsPerSec.Median
 			}
@@ -334,8 +359,15 @@ func runRawWorkload(cfg config, peers []kvPeer, res *Results) {
 		}
 		for _, op := range rawOps() {
 			for _, g := range gs {
-				ms := make([]*rawMeasurement, len(stores))
-				for i, st := range stores {
+				// Cells a headline job measured keep its figures.
+				var cell []loaded
+				for _, st := range stores {
+					if _, ok := rawRow(res, st.p.Name, op.Name, n, g); !ok {
+						cell = append(cell, st)
+					}
+				}
+				ms := make([]*rawMeasurement, len(cell))
+				for i, st := range cell {
 					ms[i] = measureRaw(cfg, st.s, op, shares[g], st.p.Network)
 					ms[i].warm()
 				}
@@ -346,7 +378,7 @@ func runRawWorkload(cfg config, peers []kvPeer, res *Results) {
 				}
 				for i, m := range ms {
 					row := m.row()
-					row.Peer = stores[i].p.Name
+					row.Peer = cell[i].p.Name
 					res.Raw = append(res.Raw, row)
 					progress("raw %-22s %-16s %7d keys %2dg  %12.0f ops/s  %9.1f ns/op  ±%.0f%%",
 						row.Peer, op.Name, n, g, row.OpsPerSec.Median, row.NsPerOp, row.OpsPerSec.spreadPct())

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,9 +16,12 @@ import (
 
 // Results is everything one run measured; -json writes it as is.
 type Results struct {
-	Started     time.Time         `json:"started"`
-	Elapsed     string            `json:"elapsed"`
-	Mode        string            `json:"mode"` // "default" or "full"
+	Started time.Time `json:"started"`
+	Elapsed string    `json:"elapsed"`
+	Mode    string    `json:"mode"` // "default" or "full"
+	// Label says what was measured ("from a clean checkout of commit
+	// ab9452a"), for the reports rendered from these results.
+	Label       string            `json:"label,omitempty"`
 	Machine     machine           `json:"machine"`
 	Versions    map[string]string `json:"versions"`
 	RedisSource string            `json:"redis_server,omitempty"`
@@ -206,8 +211,8 @@ func printRaw(w io.Writer, r *Results) {
 				if row.Keys != gr.keys || row.Goroutines != gr.g || row.Op != op.Name {
 					continue
 				}
-				note := row.Note
-				if row.OKRate < 0.999 && note == "" {
+				note := sourceNote(row.Source, row.Reps) + row.Note
+				if row.OKRate < 0.999 && row.Note == "" {
 					note = fmt.Sprintf("only %.1f%% took the success path", row.OKRate*100)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t±%.0f%%\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
@@ -230,8 +235,8 @@ func printLocks(w io.Writer, r *Results) {
 	for _, sc := range []string{"uncontended", "contended", "handoff"} {
 		if sc == "handoff" {
 			fmt.Fprintf(w, "\n### hand-off to a blocked waiter (%d waiters)\n", r.Config.Waiters)
-			fmt.Fprintf(w, "(%d goroutines on one key; a holder releases only after every other goroutine entered Obtain and %v (%v for\n network peers) passed, and a releasing goroutine calls Obtain again only after another acquired, so every cycle hands\n the lock to a goroutine blocked in Obtain; latency = Release start to the next Obtain return; hand-offs/s includes the hold)\n\n",
-				r.Config.Waiters+1, handoffHold, handoffHoldNetwork)
+			fmt.Fprintf(w, "(%d goroutines on one key; a holder releases only after every other goroutine entered Obtain and %v (%v for\n network peers) and a random 0-%v more passed, and a releasing goroutine calls Obtain again only after another acquired,\n so every cycle hands the lock to a goroutine blocked in Obtain; hand-off = Release start to the next Obtain return:\n the median over the repetitions of each one's mean hand-off without its slowest and fastest tenth, then percentiles\n over every hand-off; hand-offs/s includes the hold)\n\n",
+				r.Config.Waiters+1, handoffHold, handoffHoldNetwork, 2*pollDelay)
 		} else {
 			fmt.Fprintf(w, "\n### %s\n\n", sc)
 		}
@@ -240,24 +245,30 @@ func printLocks(w io.Writer, r *Results) {
 		case "uncontended":
 			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\ttyp/cycle\tallocs/cycle\tp50\tp99\tp999\tvs Redis SETNX lock\tnote\t")
 		case "handoff":
-			fmt.Fprintln(tw, "goroutines\tpeer\thand-offs/s\tper hand-off\tspread\thand-off p50\tp99\tp999\t(n)\tvs Redis SETNX lock\tnote\t")
+			fmt.Fprintln(tw, "goroutines\tpeer\thand-offs/s\tper hand-off\tspread\thand-off\tp50\tp99\tp999\t(n)\tvs Redis SETNX lock\tnote\t")
 		default:
 			fmt.Fprintln(tw, "goroutines\tpeer\tcycles/s\tper cycle\tspread\thand-off p50\tp99\tp999\t(n)\tself\twait p50\twait p99\tvs Redis SETNX lock\tnote\t")
 		}
-		var gs []int
-		seen := map[int]bool{}
+		type cell struct{ g, keys int }
+		var cells []cell
+		seen := map[cell]bool{}
 		for _, row := range r.Locks {
-			if row.Scenario == sc && !seen[row.Goroutines] {
-				seen[row.Goroutines] = true
-				gs = append(gs, row.Goroutines)
+			if c := (cell{row.Goroutines, row.Keys}); row.Scenario == sc && !seen[c] {
+				seen[c] = true
+				cells = append(cells, c)
 			}
 		}
-		for _, g := range gs {
+		slices.SortStableFunc(cells, func(a, b cell) int { return cmp.Or(cmp.Compare(a.g, b.g), cmp.Compare(a.keys, b.keys)) })
+		for _, c := range cells {
 			for _, row := range r.Locks {
-				if row.Scenario != sc || row.Goroutines != g {
+				if row.Scenario != sc || row.Goroutines != c.g || row.Keys != c.keys {
 					continue
 				}
-				note := row.Note
+				g := fmt.Sprint(c.g)
+				if c.keys > 1 {
+					g = fmt.Sprintf("%d on %d keys", c.g, c.keys)
+				}
+				note := sourceNote(row.Source, row.Reps)
 				if row.Violations > 0 {
 					note += fmt.Sprintf("MUTUAL EXCLUSION VIOLATED %d times; ", row.Violations)
 				}
@@ -268,15 +279,15 @@ func printLocks(w io.Writer, r *Results) {
 					note += untimedNote(row) + "; "
 				}
 				if sc == "handoff" {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%d\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
-						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(),
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
+						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(), fmtNs(row.Trimmed.Median),
 						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), row.Latency.N, fmtVs(row.VsRedis, row.Peer == baselineLockPeer), note)
 				} else if sc == "uncontended" {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
 						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(), fmtNs(row.TypicalNs), fmtAllocs(row.Allocs),
 						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), fmtVs(row.VsRedis, row.Peer == baselineLockPeer), note)
 				} else {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%d\t%.0f%%\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t±%.0f%%\t%s\t%s\t%s\t%d\t%.0f%%\t%s\t%s\t%s\t%s\t\n", g, row.Peer, fmtRate(row.CyclesPS.Median),
 						fmtNs(row.NsPerCycle), row.CyclesPS.spreadPct(),
 						fmtNs(row.Latency.P50), fmtNs(row.Latency.P99), fmtNs(row.Latency.P999), row.Latency.N, row.SelfPct,
 						fmtNs(row.Wait.P50), fmtNs(row.Wait.P99), fmtVs(row.VsRedis, row.Peer == baselineLockPeer), note)
@@ -357,4 +368,13 @@ func printMemory(w io.Writer, r *Results) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", n, cells[0], cells[1])
 	}
 	tw.Flush()
+}
+
+// sourceNote says, for a row a headline job measured, where its figures
+// come from.
+func sourceNote(source string, reps int) string {
+	if source != sourceHeadline {
+		return ""
+	}
+	return fmt.Sprintf("the headline's measurement, %d rounds; ", reps)
 }

@@ -118,7 +118,7 @@ var (
 	// ratioToken is a factor in the report's ratio format and what follows it.
 	ratioToken    = regexp.MustCompile(`\b\d+(?:\.\d+)?x(.{0,12})`)
 	missingFigure = regexp.MustCompile(`(vs|nxkv|: ) - [(,]|vs -[ ,)]`)
-	verdictRE     = regexp.MustCompile(`^  (.+) vs (.+): +(\d+(?:\.\d)?x (?:slower|faster|more memory|less memory))  \(\d\d% CI .+\)  nxkv .+, .+`)
+	verdictRE     = regexp.MustCompile(`^  (.+) vs (.+): +(\d+(?:\.\d+)?x (?:slower|faster|more memory|less memory)|no clear difference) +\(\d\d% CI .+\)  nxkv .+, .+`)
 )
 
 // checkUserText returns what the report says that a user cannot read:
@@ -171,18 +171,25 @@ func TestDefaultRunStructure(t *testing.T) {
 		"# nxkv bench, default run",
 		"machine: ",
 		"redis-server: none, so the comparisons over Redis are skipped: no redis-server on PATH",
-		"## nxkv against the best alternative, job by job",
+		"## nxkv against the alternatives, job by job",
 		"  embedded KV operation vs ",
 		"  lock cycle in process vs ",
+		"  contended lock in process, 4 goroutines on one key vs ",
+		"  contended lock in process, 4 goroutines on 8 keys vs ",
 		"  hand-off to a waiter vs ",
 		"  reclaiming expired keys vs ",
 		"  memory per key with a TTL vs ",
 		"  lock cycle over Redis: skipped, no redis-server on PATH (install it",
 		"  redislock cycle on a Redis test double vs miniredis: ",
+		"  contended lock over Redis, 4 goroutines on one key: skipped, no redis-server on PATH",
+		"  contended lock over Redis, 4 goroutines on 8 keys: skipped, no redis-server on PATH",
 		"## Details of the headline",
-		"### embedded KV operation:", "### lock cycle in process:", "### hand-off to a waiter:",
+		"### embedded KV operation:", "### lock cycle in process:", "### contended lock in process, 4 goroutines on one key:",
+		"### contended lock in process, 4 goroutines on 8 keys:", "### hand-off to a waiter:",
 		"### reclaiming expired keys:", "### memory per key with a TTL:", "### redislock cycle on a Redis test double:",
 		"go run ./bench -full",
+		"## Not available in this run",
+		"- Redis peers: no redis-server on PATH",
 		"## The machine during the run",
 	); err != nil {
 		t.Errorf("default run: %v\n%s", err, out)
@@ -196,19 +203,29 @@ func TestDefaultRunStructure(t *testing.T) {
 			verdicts++
 		}
 	}
-	if verdicts != 6 {
-		t.Errorf("%d verdict lines of the form 'job vs alternative: 1.3x slower  (95%% CI ...)  nxkv ..., ...', want 6:\n%s", verdicts, out)
+	if verdicts != 8 {
+		t.Errorf("%d verdict lines of the form 'job vs alternative: 1.3x slower  (95%% CI ...)  nxkv ..., ...', want 8:\n%s", verdicts, out)
 	}
 	for _, b := range checkUserText(out) {
 		t.Error(b)
 	}
-	if len(res.Headline) != 7 || res.Headline[5].Skipped == "" {
-		t.Fatalf("headline rows = %d, want 7 with the Redis one (the sixth) skipped", len(res.Headline))
+	if len(res.Headline) != 11 {
+		t.Fatalf("headline rows = %d, want 11", len(res.Headline))
 	}
-	for _, h := range append(res.Headline[:5:5], res.Headline[6]) {
-		// A round whose repetition saw no hand-off has no ratio; most must.
-		if h.Skipped != "" || h.Ratio.N < h.Rounds/2 || h.Ratio.N > h.Rounds || h.Ratio.Lo > h.Ratio.Median || h.Ratio.Hi < h.Ratio.Median {
-			t.Errorf("%s: skipped %q, ratio %+v over %d rounds", h.Title, h.Skipped, h.Ratio, h.Rounds)
+	for _, h := range res.Headline {
+		if overRedis := strings.Contains(h.Title, "over Redis"); overRedis != (h.Skipped != "") {
+			t.Errorf("%s: skipped %q", h.Title, h.Skipped)
+			continue
+		}
+		for _, v := range h.Verdicts {
+			// A round whose repetition saw no hand-off has no ratio; most must.
+			if v.Ratio.N < h.Rounds/2 || v.Ratio.N > h.Rounds || v.Ratio.Lo > v.Ratio.Median || v.Ratio.Hi < v.Ratio.Median {
+				t.Errorf("%s: ratio %+v over %d rounds", h.Title, v.Ratio, h.Rounds)
+			}
+			beyond := v.Ratio.Hi < 1/(1+alikeWithin) || v.Ratio.Lo > 1+alikeWithin
+			if beyond == (v.Outcome == noDifference) {
+				t.Errorf("%s vs %s: outcome %q with interval %+v", h.Title, v.Desc, v.Outcome, v.Ratio)
+			}
 		}
 	}
 	// Streaming: the header is out before the first verdict, and each
@@ -218,7 +235,7 @@ func TestDefaultRunStructure(t *testing.T) {
 	if !rec.when(t, "# nxkv bench").Before(rec.when(t, "  embedded KV operation vs ")) {
 		t.Error("the header was not written before the first job ended")
 	}
-	lead := time.Duration(res.Config.Head.ExpiryRounds) * 3 * res.Config.Head.ExpiryLead
+	lead := time.Duration(res.Config.Head.ExpiryRounds) * 3 * (res.Config.Head.ExpiryLead + res.Config.Head.ExpirySpread)
 	if gap := rec.when(t, "  reclaiming expired keys vs ").Sub(rec.when(t, "  hand-off to a waiter vs ")); gap < lead {
 		t.Errorf("the hand-off and expiry verdicts were written %v apart, want at least %v: the report is not streamed", gap, lead)
 	}
@@ -235,7 +252,7 @@ func TestFullRunReport(t *testing.T) {
 	}
 	if err := inOrder(f.out,
 		"# nxkv bench, full run",
-		"## nxkv against the best alternative, job by job",
+		"## nxkv against the alternatives, job by job",
 		"## Details of the headline",
 		"# The full suite",
 		"## Raw operations: 64 keys, 1 goroutine(s)",
@@ -294,20 +311,31 @@ func TestFullRunReport(t *testing.T) {
 		"# nxkv benchmarks",
 		"a test run",
 		"bash bench/regenerate.sh",
+		"## Results: nxkv against the alternatives, job by job",
 		"](charts/headline.svg)",
-		"| job | nxkv | best alternative | verdict | 95% CI |",
+		"| job | nxkv | alternative | nxkv is | 95% CI | rounds |",
 		"| embedded KV operation |",
 		"| lock cycle over Redis | | | skipped: no redis-server on PATH",
+		"## How these figures were measured",
+		"## The machine",
+		"| CPU |",
+		"## The full suite",
 		"](charts/raw.svg)",
 		"](charts/memory.svg)",
 		"## Goals nxkv sets itself",
-		"## How to read these numbers",
-		"## Method",
+		"## Reading the full suite's tables",
+		"## How to run it",
+		"## Method, workload by workload",
+		"## The engine's design",
+		"](docs/design.md)",
 	); err != nil {
 		t.Errorf("Markdown report: %v\n%s", err, md)
 	}
 	for _, b := range checkUserText(string(md)) {
 		t.Error(b)
+	}
+	if n := strings.Count(string(md), "docs/design.md"); n != 2 {
+		t.Errorf("the report links the design document %d times, want once (its text and its target)", n/2)
 	}
 
 	// -from renders the same report from the JSON, without measuring.

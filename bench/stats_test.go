@@ -83,7 +83,9 @@ func TestFmtTimes(t *testing.T) {
 		{0.5, timeWords, "2.0x faster"},
 		{53.4, timeWords, "53x slower"},
 		{1.0 / 190, timeWords, "190x faster"},
-		{1, timeWords, "1.0x slower"},
+		{1, timeWords, "1.00x slower"},
+		{1.04, timeWords, "1.04x slower"},
+		{1 / 1.094, timeWords, "1.09x faster"},
 		{9.96, timeWords, "10x slower"},
 		{1.25, memoryWords, "1.2x more memory"},
 		{0.8, memoryWords, "1.2x less memory"},
@@ -170,5 +172,31 @@ func TestRatioCICovers(t *testing.T) {
 	t.Logf("covered in %.3f of %d trials", got, trials)
 	if got < 0.85 {
 		t.Errorf("ratioCI covered the true ratio in %.3f of trials, want about 0.9 or more", got)
+	}
+}
+
+// TestMedianOfCounts checks the bootstrap's O(n) median of a resample
+// against sorting the resample.
+func TestMedianOfCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{1, 2, 5, 6, 15, 16} {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(r.IntN(5)) // ties too
+		}
+		sorted, rank := ranks(xs)
+		for range 50 {
+			count := make([]int, n)
+			var drawn []float64
+			for range n {
+				k := r.IntN(n)
+				count[rank[k]]++
+				drawn = append(drawn, xs[k])
+			}
+			slices.Sort(drawn)
+			if got, want := medianOfCounts(sorted, count), median(drawn); got != want {
+				t.Fatalf("n=%d: medianOfCounts = %v, sorting gives %v (%v)", n, got, want, drawn)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -16,7 +17,7 @@ type bar struct {
 	value  float64
 	lo, hi float64 // the error bar; both 0: none
 	text   string  // printed after the bar
-	color  string
+	family string  // its colour (see families.go)
 }
 
 // panel is one bar chart: linear from 0, or logarithmic. A panel with a
@@ -36,32 +37,14 @@ type panel struct {
 const (
 	svgWidth   = 1100
 	labelWidth = 270
-	textWidth  = 320
-	rowHeight  = 18
+	// maxLabelWidth bounds the labels' column, so the bars keep room.
+	maxLabelWidth = 430
+	// subtitleChars is about how many characters of a subtitle fit on a
+	// line.
+	subtitleChars = 180
+	textWidth     = 320
+	rowHeight     = 18
 )
-
-// peerColor gives each peer family one color across panels.
-func peerColor(peer string) string {
-	switch {
-	case strings.Contains(peer, "nxkv"):
-		return "#d9480f"
-	case strings.Contains(peer, "map+Mutex"):
-		return "#495057"
-	case strings.Contains(peer, "xsync"): // before sync.Map, a substring
-		return "#2f9e44"
-	case strings.Contains(peer, "sync.Map"):
-		return "#1971c2"
-	case strings.Contains(peer, "otter"):
-		return "#9c36b5"
-	case strings.Contains(peer, "sync.Mutex"):
-		return "#868e96"
-	case strings.Contains(peer, "miniredis"):
-		return "#e599a7"
-	case strings.Contains(peer, "Redis"), strings.Contains(peer, "redis"), strings.Contains(peer, "redsync"):
-		return "#c92a2a"
-	}
-	return "#74c0fc"
-}
 
 func xmlEscape(s string) string {
 	var b bytes.Buffer
@@ -82,17 +65,35 @@ func xmlEscape(s string) string {
 	return b.String()
 }
 
-// chart is one SVG file: a title and its panels.
+// chart is one SVG file: a title, its panels and a legend of the
+// families their bars belong to.
 type chart struct {
 	file   string
 	title  string
 	panels []panel
 }
 
+// families lists the families of c's bars, in the legend's order.
+func (c chart) families() []string {
+	seen := map[string]bool{}
+	for _, p := range c.panels {
+		for _, b := range p.bars {
+			seen[b.family] = true
+		}
+	}
+	var fs []string
+	for _, fc := range familyColors {
+		if seen[fc.family] {
+			fs = append(fs, fc.family)
+		}
+	}
+	return fs
+}
+
 // charts returns the headline chart and one chart per section of the full
 // suite that ran.
 func charts(r *Results) []chart {
-	cs := []chart{{file: "headline.svg", title: "nxkv against the best alternative, job by job", panels: headlinePanels(r)}}
+	cs := []chart{{file: "headline.svg", title: "nxkv against the alternatives, job by job", panels: headlinePanels(r)}}
 	for _, c := range []chart{
 		{file: "raw.svg", title: "Raw operations (full suite)", panels: rawPanels(r)},
 		{file: "locks.svg", title: "Lock cycle and hand-off (full suite)", panels: lockPanels(r)},
@@ -122,16 +123,22 @@ func writeCharts(dir string, r *Results) error {
 // headlinePanels: the verdicts as ratios around 1, then every job's
 // contestants with the confidence intervals of their costs.
 func headlinePanels(r *Results) []panel {
-	sum := panel{title: "nxkv's cost ÷ the best alternative's", tick: func(v float64) string { return fmtTick(v) + "x" },
-		subtitle: "median over interleaved rounds, error bar = 95% confidence interval (log scale; left of the line nxkv is faster or smaller)",
-		log:      true, diverging: true, ref: 1, refLabel: "the best alternative"}
+	sum := panel{title: "nxkv's cost ÷ the alternative's", tick: func(v float64) string { return fmtTick(v) + "x" },
+		subtitle: "median over interleaved rounds, error bar = 95% confidence interval, colour = the alternative (log scale; left of the line nxkv is faster or smaller)",
+		log:      true, diverging: true, ref: 1, refLabel: "the alternative's cost"}
 	var ps []panel
 	for _, h := range r.Headline {
-		if h.Skipped != "" || h.Ratio.N == 0 {
+		if h.Skipped != "" || len(h.Verdicts) == 0 {
 			continue
 		}
-		sum.bars = append(sum.bars, bar{label: h.Title, value: h.Ratio.Median, lo: h.Ratio.Lo, hi: h.Ratio.Hi,
-			text: fmtTimes(h.Ratio.Median, h.Words) + " than " + h.BestDesc, color: peerColor("nxkv")})
+		for _, v := range h.Verdicts {
+			text := v.Outcome + " than " + v.Desc
+			if v.Outcome == noDifference {
+				text = "no clear difference from " + v.Desc
+			}
+			sum.bars = append(sum.bars, bar{label: h.Title, value: v.Ratio.Median, lo: v.Ratio.Lo, hi: v.Ratio.Hi,
+				text: text, family: v.Family})
+		}
 		p := panel{title: h.Title, subtitle: h.Metric + "; median, error bar = 95% confidence interval (shorter is better)", tick: h.Unit.format}
 		spread := 1.0
 		for _, d := range h.Details {
@@ -142,8 +149,8 @@ func headlinePanels(r *Results) []panel {
 				spread = math.Max(spread, d.Cost.Median/math.Max(h.SubjectCost.Median, 1e-9))
 				spread = math.Max(spread, h.SubjectCost.Median/d.Cost.Median)
 			}
-			p.bars = append(p.bars, bar{label: d.Peer, value: d.Cost.Median, lo: d.Cost.Lo, hi: d.Cost.Hi,
-				text: h.Unit.format(d.Cost.Median), color: peerColor(d.Peer)})
+			p.bars = append(p.bars, bar{label: contenderLabel(d.Peer, h.Axis), value: d.Cost.Median, lo: d.Cost.Lo, hi: d.Cost.Hi,
+				text: h.Unit.format(d.Cost.Median), family: d.Family})
 		}
 		if h.Details[0].Part != "" {
 			p.subtitle = h.Metric + ", geometric mean over the operations; median, error bar = 95% confidence interval (shorter is better)"
@@ -181,7 +188,7 @@ func rawPanels(r *Results) []panel {
 				}
 				lo, hi := repRange(row.OpsPerSec)
 				p.bars = append(p.bars, bar{group: op.Name, label: row.Peer, value: row.NsPerOp, lo: lo, hi: hi,
-					text: fmtNs(row.NsPerOp), color: peerColor(row.Peer)})
+					text: fmtNs(row.NsPerOp), family: familyOf(row.Peer, axisServer)})
 			}
 		}
 		if len(p.bars) > 0 {
@@ -191,23 +198,68 @@ func rawPanels(r *Results) []panel {
 	return ps
 }
 
+// lockPanels: the uncontended cycle in process, over redis-server (the
+// lock clients compared) and on each server (the servers compared, client
+// by client), then the hand-off in process and over redis-server.
 func lockPanels(r *Results) []panel {
-	cyc := panel{title: "Lock cycle (Obtain + Release), uncontended, 1 goroutine",
-		subtitle: "time per cycle: median of the repetitions, error bar = their range (log scale; shorter is better)", log: true, tick: fmtNs}
-	ho := panel{title: fmt.Sprintf("Hand-off to one of %d blocked waiters", r.Config.Waiters),
-		subtitle: "Release start to the next holder's Obtain return: bar = p50, error bar = p50 to p99 (log scale; shorter is better)", log: true, tick: fmtNs}
+	const cycleSub = "time per cycle: median of the repetitions, error bar = their range (log scale; shorter is better)"
+	const handoffSub = "Release start to the next holder's Obtain return: bar = the median over the repetitions of each one's mean hand-off " +
+		"without its slowest and fastest tenth (the headline's figure), error bar = their range (log scale; shorter is better)"
+	inproc := panel{title: "Lock cycle (Obtain + Release) in process, uncontended, 1 goroutine", subtitle: cycleSub, log: true, tick: fmtNs}
+	clients := panel{title: "Lock cycle over redis-server: the lock clients, uncontended, 1 goroutine", subtitle: cycleSub, log: true, tick: fmtNs}
+	onServers := panel{title: "Lock cycle on each server: redis-server and the test doubles, client by client",
+		subtitle: "time per cycle, uncontended, 1 goroutine; colour = the server (log scale; shorter is better)", log: true, tick: fmtNs}
+	hoIn := panel{title: fmt.Sprintf("Hand-off to one of %d blocked waiters, in process", r.Config.Waiters), subtitle: handoffSub, log: true, tick: fmtNs}
+	hoRedis := panel{title: fmt.Sprintf("Hand-off to one of %d blocked waiters, over redis-server", r.Config.Waiters), subtitle: handoffSub, log: true, tick: fmtNs}
+	cycle := func(row LockRow, a axis) bar {
+		lo, hi := repRange(row.CyclesPS)
+		return bar{label: contenderLabel(row.Peer, a), value: row.NsPerCycle, lo: lo, hi: hi, text: fmtNs(row.NsPerCycle), family: familyOf(row.Peer, a)}
+	}
+	handoff := func(row LockRow) bar {
+		return bar{label: contenderLabel(row.Peer, axisClient), value: row.Trimmed.Median, lo: row.Trimmed.Min, hi: row.Trimmed.Max,
+			text:   fmt.Sprintf("%s (p50 %s, p99 %s)", fmtNs(row.Trimmed.Median), fmtNs(row.Latency.P50), fmtNs(row.Latency.P99)),
+			family: familyOf(row.Peer, axisClient)}
+	}
+	byClient := map[string][]bar{}
+	var order []string
 	for _, row := range r.Locks {
+		server, client := splitPeer(row.Peer)
 		switch {
 		case row.Scenario == "uncontended" && row.Goroutines == 1 && row.NsPerCycle > 0:
-			lo, hi := repRange(row.CyclesPS)
-			cyc.bars = append(cyc.bars, bar{label: row.Peer, value: row.NsPerCycle, lo: lo, hi: hi, text: fmtNs(row.NsPerCycle), color: peerColor(row.Peer)})
-		case row.Scenario == "handoff" && row.Latency.P50 > 0:
-			ho.bars = append(ho.bars, bar{label: row.Peer, value: row.Latency.P50, lo: row.Latency.P50, hi: row.Latency.P99,
-				text: fmt.Sprintf("p50 %s, p99 %s", fmtNs(row.Latency.P50), fmtNs(row.Latency.P99)), color: peerColor(row.Peer)})
+			if server == "" {
+				inproc.bars = append(inproc.bars, cycle(row, axisPeer))
+				continue
+			}
+			if server == famRedis {
+				clients.bars = append(clients.bars, cycle(row, axisClient))
+			}
+			if strings.HasPrefix(client, "nxkv ") && client != "nxkv lockapi" {
+				continue // the other kinds of lock: the panel above has them on redis-server
+			}
+			if _, ok := byClient[client]; !ok {
+				order = append(order, client)
+			}
+			i, _ := serverOf(row.Peer)
+			b := cycle(row, axisServer)
+			b.group, b.label = client, fmt.Sprintf("%d %s", i, b.label)
+			byClient[client] = append(byClient[client], b)
+		case row.Scenario == "handoff" && row.Trimmed.Median > 0 && server == "":
+			hoIn.bars = append(hoIn.bars, handoff(row))
+		case row.Scenario == "handoff" && row.Trimmed.Median > 0 && server == famRedis:
+			hoRedis.bars = append(hoRedis.bars, handoff(row))
+		}
+	}
+	for _, c := range order {
+		// In the servers' order; the label's index is only for sorting.
+		bs := byClient[c]
+		slices.SortStableFunc(bs, func(a, b bar) int { return strings.Compare(a.label, b.label) })
+		for _, b := range bs {
+			_, b.label, _ = strings.Cut(b.label, " ")
+			onServers.bars = append(onServers.bars, b)
 		}
 	}
 	var ps []panel
-	for _, p := range []panel{cyc, ho} {
+	for _, p := range []panel{inproc, clients, onServers, hoIn, hoRedis} {
 		if len(p.bars) > 0 {
 			ps = append(ps, p)
 		}
@@ -222,7 +274,7 @@ func expiryPanels(r *Results) []panel {
 		for _, row := range r.Expiry {
 			if row.Scenario == sc && row.ReclaimMs > 0 {
 				p.bars = append(p.bars, bar{group: map[string]string{"together": "one common deadline", "spread": "deadlines spread over " + r.Config.Spread.String()}[sc],
-					label: row.Peer, value: row.ReclaimMs * 1e6, text: fmtNs(row.ReclaimMs * 1e6), color: peerColor(row.Peer)})
+					label: row.Peer, value: row.ReclaimMs * 1e6, text: fmtNs(row.ReclaimMs * 1e6), family: familyOf(row.Peer, axisPeer)})
 			}
 		}
 	}
@@ -239,7 +291,7 @@ func memoryPanels(r *Results) []panel {
 		for _, m := range r.Memory {
 			if m.WithTTL == ttl && m.BytesPerKy > 0 {
 				p.bars = append(p.bars, bar{group: map[bool]string{false: "without TTL", true: "with a TTL"}[ttl],
-					label: m.Peer, value: m.BytesPerKy, text: fmt.Sprintf("%.0f B", m.BytesPerKy), color: peerColor(m.Peer)})
+					label: m.Peer, value: m.BytesPerKy, text: fmt.Sprintf("%.0f B", m.BytesPerKy), family: familyOf(m.Peer, axisPeer)})
 			}
 		}
 	}
@@ -253,6 +305,9 @@ func memoryPanels(r *Results) []panel {
 func renderSVG(r *Results, c chart) []byte {
 	var body bytes.Buffer
 	y := 60
+	if fs := c.families(); len(fs) > 0 {
+		y = drawLegend(&body, fs, y) + 10
+	}
 	for _, p := range c.panels {
 		y = drawPanel(&body, p, y) + 30
 	}
@@ -316,10 +371,19 @@ func scaleFor(p panel, w float64) (lo, hi float64, scale func(float64) float64) 
 // drawPanel draws p with its top at y and returns the y below it.
 func drawPanel(b *bytes.Buffer, p panel, y int) int {
 	fmt.Fprintf(b, `<text x="20" y="%d" font-size="15" font-weight="bold">%s</text>`+"\n", y+14, xmlEscape(p.title))
-	fmt.Fprintf(b, `<text x="20" y="%d" font-size="11" fill="#555">%s</text>`+"\n", y+30, xmlEscape(p.subtitle))
+	for i, line := range wrapWords(p.subtitle, subtitleChars) {
+		fmt.Fprintf(b, `<text x="20" y="%d" font-size="11" fill="#555">%s</text>`+"\n", y+30+14*i, xmlEscape(line))
+		y += 14 * min(i, 1)
+	}
 	y += 42
-	x0 := float64(labelWidth)
-	w := float64(svgWidth - labelWidth - textWidth - 20)
+	// The labels' column is as wide as the longest label needs.
+	lw := labelWidth
+	for _, br := range p.bars {
+		lw = max(lw, 7*len([]rune(br.label))+30)
+	}
+	lw = min(lw, maxLabelWidth)
+	x0 := float64(lw)
+	w := float64(svgWidth - lw - textWidth - 20)
 	lo, hi, scale := scaleFor(p, w)
 	tick := func(v float64) string {
 		if v == 0 || p.tick == nil {
@@ -346,7 +410,7 @@ func drawPanel(b *bytes.Buffer, p panel, y int) int {
 			to = math.Max(to, from+1)
 		}
 		fmt.Fprintf(&rows, `<text x="%.0f" y="%d" font-size="12" text-anchor="end">%s</text>`+"\n", x0-8, y+13, xmlEscape(br.label))
-		fmt.Fprintf(&rows, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", from, y+3, to-from, rowHeight-6, br.color)
+		fmt.Fprintf(&rows, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", from, y+3, to-from, rowHeight-6, familyColor(br.family))
 		end := to
 		if br.lo > 0 || br.hi > 0 {
 			l, h := x0+scale(br.lo), x0+scale(br.hi)
@@ -407,4 +471,39 @@ func fmtTick(v float64) string {
 	default:
 		return fmt.Sprintf("%g", math.Round(v*1000)/1000)
 	}
+}
+
+// drawLegend draws a swatch and a name per family, in rows, with its top at
+// y, and returns the y below it.
+func drawLegend(b *bytes.Buffer, families []string, y int) int {
+	fmt.Fprintf(b, `<text x="20" y="%d" font-size="11" fill="#555">colour: the contender a bar measures (nxkv's own bars are nxkv's colour alone)</text>`+"\n", y+10)
+	y += 16
+	x := 20
+	for _, f := range families {
+		w := 22 + 7*len([]rune(f))
+		if x+w > svgWidth-20 {
+			x, y = 20, y+18
+		}
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/>`+"\n", x, y+2, familyColor(f))
+		fmt.Fprintf(b, `<text x="%d" y="%d" font-size="12">%s</text>`+"\n", x+16, y+12, xmlEscape(f))
+		x += w + 14
+	}
+	return y + 18
+}
+
+// wrapWords splits s into lines of at most n characters at spaces.
+func wrapWords(s string, n int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len([]rune(line))+1+len([]rune(w)) > n {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
 }

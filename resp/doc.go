@@ -1,8 +1,8 @@
 // Package resp serves an nxkv engine over the Redis protocol, so that code
-// written for Redis (go-redis, redigo, rueidis, bsm/redislock,
-// go-redsync/redsync, redis-cli) runs against nxkv unchanged: in tests, in
-// place of a real Redis or miniredis, and as a small lock server
-// (cmd/nxkv-server).
+// written for Redis (go-redis, redigo, bsm/redislock, go-redsync/redsync,
+// redis-cli) runs against nxkv unchanged: in tests, in place of a real Redis
+// or miniredis, and as a small lock server (cmd/nxkv-server). Code that waits
+// for the server to push does not yet: see CLIENT TRACKING below.
 //
 // # Model
 //
@@ -84,9 +84,10 @@
 // Redis, and PTTL and TTL count the deadline's millisecond less the current
 // one. A script that sets PXAT to its own TIME keeps the key, with PTTL 0.
 // CLIENT TRACKING is accepted but sends no invalidation messages, so
-// clients must not rely on server-assisted client-side caching. A deadline
-// beyond the engine's range (after the year 2262), which Redis would
-// accept, is an error rather than a different deadline.
+// clients must not rely on server-assisted client-side caching (rueidis's
+// lock package, rueidislock, waits for such an invalidation by default and
+// never wakes). A deadline beyond the engine's range (after the year 2262),
+// which Redis would accept, is an error rather than a different deadline.
 //
 // # Commands
 //
