@@ -12,6 +12,18 @@ import (
 // NoExpiry is the TTL PTTL reports for a key that exists and has no deadline.
 const NoExpiry time.Duration = -1
 
+// ReservedPrefix starts the keys nxkv's lock clients keep their
+// bookkeeping in (fencing counters, semaphore slots, read-write lock
+// readers; lockapi refuses lock keys under it). The engine treats them as
+// such: an IncrBy of a reserved key never repeats a value (see "Fencing"
+// in the package doc).
+const ReservedPrefix = "nxkv:"
+
+// Reserved reports whether key lies under ReservedPrefix.
+func Reserved(key string) bool {
+	return len(key) >= len(ReservedPrefix) && key[:len(ReservedPrefix)] == ReservedPrefix
+}
+
 var (
 	// ErrInvalidTTL is returned when a TTL <= 0 is passed where Redis rejects
 	// it (SET PX, SET NX PX, compare-and-pexpire), or when a deadline

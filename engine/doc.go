@@ -135,6 +135,21 @@
 // key and no memory per key, and any number of lock clients over one engine
 // share them.
 //
+// Some fences must live in keys: a semaphore's or a read-write lock's
+// counter, and every counter a client keeps over the Redis protocol
+// (package resp), are INCRs of a key, so that a lease's token is the same
+// whichever way it was taken. Such counters lie under ReservedPrefix, and
+// IncrBy of a reserved key never gives a value twice: a reserved key that
+// is absent (never written, or deleted by Del, Flush or FLUSHALL, or
+// expired) counts not as 0 but as the largest value IncrBy ever gave a
+// reserved key of its shard (a second per-shard counter). So a reserved
+// counter deleted and incremented again resumes above every value it ever
+// had: its values strictly increase for the engine's lifetime, though not
+// always by one. Writing a reserved key by other means (Set, or an IncrBy
+// with n <= 0) is the caller's own choice of value, which the engine does
+// not check; a reserved key set near math.MaxInt64 and incremented makes
+// the IncrBy of absent reserved keys of its shard fail with ErrOverflow.
+//
 // # Expiry and reclamation
 //
 // Expiry is lazy and active. Lazy: every access checks the key's deadline,

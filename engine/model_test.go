@@ -88,12 +88,15 @@ type model struct {
 	// fences is the last fencing token SetNXPXFenced returned per key: the
 	// next one must be larger, whatever happened to the key meanwhile.
 	fences map[string]int64
+	// counters is the largest value IncrBy gave each reserved key: an
+	// IncrBy of the key once absent must start at or above it.
+	counters map[string]int64
 	// gone says why a key left keys (for failure messages only).
 	gone map[string]string
 }
 
 func newModel() *model {
-	return &model{keys: map[string]entry{}, gone: map[string]string{}, fences: map[string]int64{}}
+	return &model{keys: map[string]entry{}, gone: map[string]string{}, fences: map[string]int64{}, counters: map[string]int64{}}
 }
 
 // priorEntry is a key's entry before the current step changed it.
@@ -612,10 +615,17 @@ var opWeights = []opKind{
 	opClose, opSetNXPXFenced, opSetNXPXFenced, opSetNXPXFenced, opExpireTime, opFlush, opRange, opStepBack,
 }
 
+// counterKey is a reserved key (engine.ReservedPrefix): IncrBy never
+// repeats its values, whatever deletes it.
+const counterKey = engine.ReservedPrefix + "n"
+
 var (
 	alphabet = []string{"a", "b", "", "c"}
-	values   = []string{"x", "y", "1", "", "-7", "01", "+5", " 2", "-0", "9223372036854775807", "-9223372036854775808", "v"}
-	ttls     = []time.Duration{
+	// modelKeys are the keys the model draws: the alphabet, which the
+	// differential test against Redis shares, and a reserved key.
+	modelKeys = append(alphabet[:len(alphabet):len(alphabet)], counterKey)
+	values    = []string{"x", "y", "1", "", "-7", "01", "+5", " 2", "-0", "9223372036854775807", "-9223372036854775808", "v"}
+	ttls      = []time.Duration{
 		time.Second, time.Millisecond, time.Nanosecond, 10 * time.Millisecond, time.Hour, 0, -time.Millisecond,
 		engine.NoExpiry, time.Microsecond, 24 * time.Hour, math.MaxInt64 / 2, math.MaxInt64, math.MinInt64,
 	}
@@ -672,11 +682,11 @@ func buildOp(pick func(n int) int) op {
 		return o
 	case opDel:
 		for n := pick(4); n > 0; n-- {
-			o.keys = append(o.keys, from(alphabet))
+			o.keys = append(o.keys, from(modelKeys))
 		}
 		return o
 	}
-	o.key = from(alphabet)
+	o.key = from(modelKeys)
 	switch o.kind {
 	case opSet, opSetNX, opGetSet:
 		o.val = from(values)
@@ -818,7 +828,7 @@ type harness struct {
 	m    *model
 	// rec receives the engine's change feed.
 	rec *recorder
-	// watches holds one pending Watch per alphabet key, renewed after it
+	// watches holds one pending Watch per model key, renewed after it
 	// fires: a watch must fire exactly when the model saw the key change.
 	watches map[string]*watchState
 }
@@ -1129,6 +1139,10 @@ func (h *harness) applyOp(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opIncrBy:
+		if _, ok := h.m.alive(o.key, now); !ok && engine.Reserved(o.key) {
+			h.incrAbsentCounter(t, o, call, now)
+			return
+		}
 		got, gerr := h.sut.IncrBy(o.key, o.n)
 		want, werr := h.m.incrBy(o.key, o.n, now)
 		if !sameErr(gerr, werr) || (werr == nil && got != want) {
@@ -1136,6 +1150,9 @@ func (h *harness) applyOp(t tester, o op) {
 		}
 		if werr == nil {
 			h.changed(o.key, call)
+			if engine.Reserved(o.key) {
+				h.m.counters[o.key] = max(h.m.counters[o.key], want)
+			}
 		}
 	case opLen:
 		// checked by invariants below
@@ -1243,13 +1260,38 @@ func (h *harness) applyOp(t tester, o op) {
 	}
 }
 
+// incrAbsentCounter runs IncrBy of a reserved key the model holds absent:
+// it starts from its shard's fencing counter, which the model does not
+// know but which is at least 0 and every value the key had, so the result
+// is checked against that bound and then learnt. ErrOverflow is accepted
+// for n > 0: the shard's counter may be that high.
+func (h *harness) incrAbsentCounter(t tester, o op, call string, now int64) {
+	t.Helper()
+	h.m.reclaim(o.key, now)
+	got, err := h.sut.IncrBy(o.key, o.n)
+	low := h.m.counters[o.key]
+	switch {
+	case errors.Is(err, engine.ErrOverflow) && o.n > 0:
+		return
+	case err != nil:
+		t.Fatalf("%s = %v, want a value (now %s)", call, err, fmtNow(now))
+	case got-o.n < low:
+		t.Fatalf("%s = %d: the counter resumed from %d, below %d, a value it had (now %s)", call, got, got-o.n, low, fmtNow(now))
+	}
+	h.m.emit(engine.KindNew, o.key)
+	h.m.emit(engine.KindIncrBy, o.key)
+	h.m.put(o.key, entry{val: strconv.FormatInt(got, 10)})
+	h.m.counters[o.key] = max(low, got)
+	h.changed(o.key, call)
+}
+
 // check verifies the invariants at the clock's current time: every key of
 // the alphabet reads exactly as the model says (so no expired key is
 // visible and no live key is lost), and live <= Len <= held.
 func (h *harness) check(t tester) {
 	t.Helper()
 	now := h.now()
-	for _, k := range alphabet {
+	for _, k := range modelKeys {
 		e, held := h.m.keys[k]
 		want, wok := h.m.get(k, now)
 		got, gok := h.sut.Get(k)
@@ -1309,7 +1351,7 @@ func (h *harness) checkWatches(t tester, now int64) {
 	if h.watches == nil {
 		h.watches = map[string]*watchState{}
 	}
-	for _, k := range alphabet {
+	for _, k := range modelKeys {
 		w := h.watches[k]
 		if w == nil {
 			continue
@@ -1334,7 +1376,7 @@ func (h *harness) checkWatches(t tester, now int64) {
 			delete(h.watches, k)
 		}
 	}
-	for _, k := range alphabet {
+	for _, k := range modelKeys {
 		if h.watches[k] != nil {
 			continue
 		}

@@ -179,13 +179,34 @@ func (m misnamedIncr) IncrBy(key string, n int64) (v int64, err error) {
 	return v, err
 }
 
+// restartingCounter counts reserved keys as plain ones: an absent counter
+// starts again at 0, so a counter deleted (by Del, Flush or expiry)
+// repeats its values.
+type restartingCounter struct{ *engine.Engine }
+
+func (r restartingCounter) IncrBy(key string, n int64) (v int64, err error) {
+	if !engine.Reserved(key) || r.Engine.Exists(key) {
+		return r.Engine.IncrBy(key, n)
+	}
+	r.Engine.Update([]string{key}, func(tx *engine.Tx) {
+		defer tx.Quiet(tx.Quiet(true)) // name the events an IncrBy would
+		tx.Set(key, "0")
+		if v, err = tx.IncrBy(key, n); err == nil {
+			tx.Notify(key, engine.KindNew)
+			tx.Notify(key, engine.KindIncrBy)
+		}
+	})
+	return v, err
+}
+
 var plantedModels = map[string]func(*engine.Engine, *clock.Mock) kv{
-	"quiet-persist": func(e *engine.Engine, _ *clock.Mock) kv { return quietPersist{e} },
-	"misnamed-incr": func(e *engine.Engine, _ *clock.Mock) kv { return misnamedIncr{e} },
-	"key-fence":     func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
-	"lazy-watch":    func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
-	"stale-get":     func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
-	"eager-expiry":  func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
+	"quiet-persist":      func(e *engine.Engine, _ *clock.Mock) kv { return quietPersist{e} },
+	"misnamed-incr":      func(e *engine.Engine, _ *clock.Mock) kv { return misnamedIncr{e} },
+	"key-fence":          func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
+	"restarting-counter": func(e *engine.Engine, _ *clock.Mock) kv { return restartingCounter{e} },
+	"lazy-watch":         func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
+	"stale-get":          func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
+	"eager-expiry":       func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
 }
 
 // plantedEnv selects the planted bug TestPlantedModelChild runs.
@@ -257,6 +278,14 @@ func TestPlantedModelCatchesEagerExpiry(t *testing.T) {
 func TestPlantedModelCatchesResetFence(t *testing.T) {
 	t.Parallel()
 	assertModelCatches(t, "key-fence", "the key's previous fence")
+}
+
+// TestPlantedModelCatchesRestartingCounter: a reserved counter that starts
+// again at 0 once deleted must be reported as resuming below a value it
+// had.
+func TestPlantedModelCatchesRestartingCounter(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "restarting-counter", "a value it had")
 }
 
 // TestPlantedModelCatchesLazyWatch: a Watch that misses expiry (and any

@@ -36,6 +36,11 @@ type shardState struct {
 	// this shard; it only grows, so the tokens of any one key strictly
 	// increase for the engine's lifetime.
 	fence int64
+	// counters is the largest value IncrBy gave a reserved key of this
+	// shard (ReservedPrefix), where an absent reserved key starts: it only
+	// grows, so the values of any one reserved counter strictly increase
+	// for the engine's lifetime, whatever deletes it.
+	counters int64
 }
 
 type shardT = shard.Shard[shardState]

@@ -425,11 +425,14 @@ func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opState) (stri
 
 // IncrBy adds n to the integer stored under key and returns the result, as
 // Redis INCRBY. An absent or expired key counts as 0 and is created without
-// a TTL; an existing key keeps its TTL. It returns ErrNotInteger if the
-// value is not a base-10 int64 in Redis's strict form (no spaces, no '+',
-// no leading zeros, "-0" rejected), and ErrOverflow if the sum overflows;
-// then nothing changes. It reports KindIncrBy (after KindNew if it creates
-// the key). It is safe for concurrent use.
+// a TTL; an existing key keeps its TTL. A key under ReservedPrefix is a
+// counter that never goes back: absent, it counts as the largest value
+// IncrBy gave any reserved key of its shard instead of 0 (see "Fencing" in
+// the package doc). It returns ErrNotInteger if the value is not a base-10
+// int64 in Redis's strict form (no spaces, no '+', no leading zeros, "-0"
+// rejected), and ErrOverflow if the sum overflows; then nothing changes. It
+// reports KindIncrBy (after KindNew if it creates the key). It is safe for
+// concurrent use.
 func (e *Engine) IncrBy(key string, n int64) (int64, error) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
@@ -444,17 +447,23 @@ func (e *Engine) IncrBy(key string, n int64) (int64, error) {
 func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opState) (int64, error) {
 	var p shard.Probe
 	held := e.liveLocked(s, h, key, &p, false, c)
+	counter := Reserved(key)
 	var cur int64
 	if held {
 		var ok bool
 		if cur, ok = parseInt(p.Value); !ok {
 			return 0, ErrNotInteger
 		}
+	} else if counter {
+		cur = s.Aux.counters // a reserved counter resumes above every value it had
 	}
 	if (n > 0 && cur > math.MaxInt64-n) || (n < 0 && cur < math.MinInt64-n) {
 		return 0, ErrOverflow
 	}
 	sum := cur + n
+	if counter && sum > s.Aux.counters {
+		s.Aux.counters = sum
+	}
 	v := strconv.FormatInt(sum, 10)
 	if held {
 		e.updateLocked(s, &p, v, p.Exp)

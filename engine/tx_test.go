@@ -271,3 +271,46 @@ func TestIterationDeletesExpired(t *testing.T) {
 		})
 	}
 }
+
+// TestReservedCounterNeverRepeats: a counter under ReservedPrefix, deleted
+// by Del, Flush or expiry, resumes above every value it had (inside an
+// Update too), while a plain key restarts at 1 as in Redis.
+func TestReservedCounterNeverRepeats(t *testing.T) {
+	e, mc := newTestEngine(t)
+	const c = ReservedPrefix + "sem:{x}pool#f"
+	var last int64
+	next := func(round int, incr func() (int64, error)) {
+		t.Helper()
+		v, err := incr()
+		if err != nil || v <= last {
+			t.Fatalf("round %d: IncrBy(%q, 1) = %d, %v, want > %d", round, c, v, err, last)
+		}
+		last = v
+	}
+	for i := range 12 {
+		if i%2 == 0 {
+			next(i, func() (int64, error) { return e.IncrBy(c, 1) })
+		} else {
+			next(i, func() (v int64, err error) {
+				e.Update([]string{c}, func(tx *Tx) { v, err = tx.IncrBy(c, 1) })
+				return v, err
+			})
+		}
+		switch i % 4 {
+		case 0:
+			e.Del(c)
+		case 1:
+			e.Flush()
+		case 2:
+			e.PExpire(c, time.Millisecond)
+			mc.Add(2 * time.Millisecond)
+		case 3:
+			e.GetDel(c)
+		}
+	}
+	e.IncrBy("plain", 5)
+	e.Del("plain")
+	if v, _ := e.IncrBy("plain", 1); v != 1 {
+		t.Fatalf("IncrBy of a plain key after Del = %d, want 1 as in Redis", v)
+	}
+}

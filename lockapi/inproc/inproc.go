@@ -47,10 +47,13 @@
 //
 // The fencing tokens of semaphores and read-write locks come from their
 // counter keys, as over Redis, so that a lease's token is the same whether
-// it was taken in process or through nxkv-server. Unlike the engine's own
-// counter, these restart when their keys are deleted (Engine.Flush, or
-// FLUSHALL or DEL through the Redis protocol): a resource that must never
-// see a token twice should then also check that the lease is still held.
+// it was taken in process or through nxkv-server. Those keys lie under
+// engine.ReservedPrefix, whose counters the engine never lets repeat a
+// value: a counter deleted (by a DEL or FLUSHALL through the Redis
+// protocol, or an Engine call that deletes reserved keys) or expired
+// resumes above every value it had. So every primitive's tokens strictly
+// increase per name for the engine's lifetime, whatever happens to the
+// keys; they are not consecutive.
 //
 // Waiters watch the keys in their way (every slot below their limit, the
 // writer, the waiting mark or a live reader, a held key), so they wake on a
