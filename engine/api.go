@@ -15,8 +15,9 @@ const NoExpiry time.Duration = -1
 // ReservedPrefix starts the keys nxkv's lock clients keep their
 // bookkeeping in (fencing counters, semaphore slots, read-write lock
 // readers; lockapi refuses lock keys under it). The engine treats them as
-// such: an IncrBy of a reserved key never repeats a value (see "Fencing"
-// in the package doc).
+// such: Len, Range, Scan and Flush leave them out (see "Reserved keys" in
+// the package doc), and an IncrBy of a reserved key never repeats a value
+// (see "Fencing").
 const ReservedPrefix = "nxkv:"
 
 // Reserved reports whether key lies under ReservedPrefix.

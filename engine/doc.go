@@ -150,6 +150,23 @@
 // not check; a reserved key set near math.MaxInt64 and incremented makes
 // the IncrBy of absent reserved keys of its shard fail with ErrOverflow.
 //
+// # Reserved keys
+//
+// Keys under ReservedPrefix ("nxkv:") are the lock clients' bookkeeping:
+// fencing counters, semaphore slots, read-write locks' readers and writers,
+// reentrant holds (package lockapi/inproc, and clients over the Redis
+// protocol). The calls that cover the whole keyspace leave them alone, so
+// that an engine used both as a cache and for locks can count, list and
+// clear its cache without touching lock state: Len does not count them,
+// Range and Scan do not visit them, and Flush does not delete them. Their
+// ...All forms (LenAll, RangeAll, ScanAll, FlushAll, and the same on Tx)
+// include them, for callers that mean every key; the Redis-protocol server
+// uses those, so DBSIZE, KEYS, SCAN and FLUSHALL see every key as Redis
+// would. A call that names a reserved key (Get, Del, IncrBy...) reaches it
+// like any other. The keys of plain locks are the caller's own (a lock on
+// "job" is the key "job"): they are counted, listed and flushed with the
+// caller's keys.
+//
 // # Expiry and reclamation
 //
 // Expiry is lazy and active. Lazy: every access checks the key's deadline,

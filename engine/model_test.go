@@ -54,8 +54,11 @@ type kv interface {
 	SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, error)
 	ExpireTime(key string) (time.Time, bool)
 	Flush()
+	FlushAll()
 	Range(fn func(key string) bool)
+	RangeAll(fn func(key string) bool)
 	Len() int
+	LenAll() int
 	Reap() int
 	Watch(key string) (<-chan struct{}, func())
 	Close() error
@@ -188,14 +191,18 @@ func (m *model) alive(key string, now int64) (entry, bool) {
 }
 
 // counts returns the number of live keys and of keys held (live plus expired
-// but not known to be reclaimed).
-func (m *model) counts(now int64) (live, held int) {
+// but not known to be reclaimed), reserved keys only if all.
+func (m *model) counts(now int64, all bool) (live, held int) {
 	for k := range m.keys {
+		if !all && engine.Reserved(k) {
+			continue
+		}
+		held++
 		if _, ok := m.alive(k, now); ok {
 			live++
 		}
 	}
-	return live, len(m.keys)
+	return live, held
 }
 
 // deadlineAfter returns now+ttl, and false if that overflows int64
@@ -542,6 +549,17 @@ func redisParseInt(s string) (int64, bool) {
 
 // reap purges expired entries, as Engine.Reap does at now, and returns how
 // many there were.
+// reservedLive returns the number of live reserved keys.
+func (m *model) reservedLive(now int64) int {
+	n := 0
+	for k := range m.keys {
+		if _, ok := m.alive(k, now); ok && engine.Reserved(k) {
+			n++
+		}
+	}
+	return n
+}
+
 func (m *model) reap(now int64) int {
 	n := 0
 	for k := range m.keys {
@@ -601,6 +619,8 @@ const (
 	opFlush
 	opRange
 	opStepBack
+	opFlushAll
+	opRangeAll
 )
 
 // opWeights lists kinds with repetition as weights; index 0 is the
@@ -613,6 +633,7 @@ var opWeights = []opKind{
 	opPTTL, opPersist, opIncrBy, opIncrBy, opLen, opReap,
 	opAdvance, opAdvance, opAdvance, opAdvanceToDeadline, opAdvanceToDeadline, opAdvanceToDeadline,
 	opClose, opSetNXPXFenced, opSetNXPXFenced, opSetNXPXFenced, opExpireTime, opFlush, opRange, opStepBack,
+	opFlushAll, opRangeAll,
 }
 
 // counterKey is a reserved key (engine.ReservedPrefix): IncrBy never
@@ -678,7 +699,7 @@ func buildOp(pick func(n int) int) op {
 	case opStepBack:
 		o.adv = stepBacks[pick(len(stepBacks))]
 		return o
-	case opLen, opReap, opClose, opFlush, opRange:
+	case opLen, opReap, opClose, opFlush, opRange, opFlushAll, opRangeAll:
 		return o
 	case opDel:
 		for n := pick(4); n > 0; n-- {
@@ -795,8 +816,12 @@ func (o op) GoString() string {
 		return fmt.Sprintf("ExpireTime(%q)", o.key)
 	case opFlush:
 		return "Flush()"
+	case opFlushAll:
+		return "FlushAll()"
 	case opRange:
 		return "Range()"
+	case opRangeAll:
+		return "RangeAll()"
 	case opStepBack:
 		return fmt.Sprintf("clock.Set(now-%v)", o.adv)
 	}
@@ -1163,7 +1188,7 @@ func (h *harness) applyOp(t tester, o op) {
 			t.Fatalf("Close() = %v, want nil", err)
 		}
 	case opReap:
-		live, held := h.m.counts(now)
+		live, held := h.m.counts(now, true)
 		got := h.sut.Reap()
 		// The background reaper may have reclaimed some already, so only
 		// the upper bound is exact.
@@ -1171,8 +1196,11 @@ func (h *harness) applyOp(t tester, o op) {
 			t.Fatalf("%s = %d, want in [0, %d] (expired keys held; now %s)", call, got, held-live, fmtNow(now))
 		}
 		h.m.reap(now)
-		if n := h.sut.Len(); n != live {
-			t.Fatalf("Len() after Reap() = %d, want %d live keys (now %s)", n, live, fmtNow(now))
+		if n := h.sut.LenAll(); n != live {
+			t.Fatalf("LenAll() after Reap() = %d, want %d live keys (now %s)", n, live, fmtNow(now))
+		}
+		if n, want := h.sut.Len(), live-h.m.reservedLive(now); n != want {
+			t.Fatalf("Len() after Reap() = %d, want %d live keys outside the reserved prefix (now %s)", n, want, fmtNow(now))
 		}
 	case opSetNXPXFenced:
 		fence, got, gerr := h.sut.SetNXPXFenced(o.key, o.val, o.ttl)
@@ -1200,25 +1228,38 @@ func (h *harness) applyOp(t tester, o op) {
 		if gok != wok || !got.Equal(want) {
 			mismatch(pair(got, gok), pair(want, wok))
 		}
-	case opFlush:
+	case opFlush, opFlushAll:
+		// Flush keeps the reserved keys, FlushAll deletes them too.
 		// Expired keys the engine may still hold fire their watchers too,
 		// but those watches are already due (their deadline passed).
+		all := o.kind == opFlushAll
 		for k := range h.m.keys {
-			if _, ok := h.m.alive(k, now); ok {
+			if _, ok := h.m.alive(k, now); ok && (all || !engine.Reserved(k)) {
 				h.changed(k, call)
 			}
 		}
-		h.sut.Flush()
+		if all {
+			h.sut.FlushAll()
+		} else {
+			h.sut.Flush()
+		}
 		for k := range h.m.keys {
-			h.m.remove(k, "flushed")
+			if all || !engine.Reserved(k) {
+				h.m.remove(k, "flushed")
+			}
 		}
 		h.m.emit(engine.KindFlush, "")
 		if n := h.sut.Len(); n != 0 {
-			t.Fatalf("Len() after Flush() = %d, want 0", n)
+			t.Fatalf("Len() after %s = %d, want 0", call, n)
 		}
-	case opRange:
+	case opRange, opRangeAll:
+		all := o.kind == opRangeAll
+		iter := h.sut.Range
+		if all {
+			iter = h.sut.RangeAll
+		}
 		got := map[string]bool{}
-		h.sut.Range(func(k string) bool {
+		iter(func(k string) bool {
 			if got[k] {
 				t.Fatalf("Range() visited %q twice (now %s)", k, fmtNow(now))
 			}
@@ -1226,8 +1267,9 @@ func (h *harness) applyOp(t tester, o op) {
 			return true
 		})
 		for k := range h.m.keys {
-			if _, ok := h.m.alive(k, now); ok != got[k] {
-				t.Fatalf("Range() visited %q: %v, want %v (now %s)", k, got[k], ok, fmtNow(now))
+			_, ok := h.m.alive(k, now)
+			if ok = ok && (all || !engine.Reserved(k)); ok != got[k] {
+				t.Fatalf("%s visited %q: %v, want %v (now %s)", call, k, got[k], ok, fmtNow(now))
 			}
 			delete(got, k)
 		}
@@ -1321,17 +1363,28 @@ func (h *harness) check(t tester) {
 	// Every key was just read, so every expired one was reclaimed, and
 	// the change feed must have said so.
 	h.drainIdle(t, "after reading every key")
-	for _, k := range alphabet {
+	for _, k := range modelKeys {
 		if e, ok := h.m.keys[k]; ok && e.hasTTL && now > e.deadline {
 			t.Fatalf("Get(%q) found the key expired (deadline %s) and the change feed never reported it expired (now %s)", k, fmtNow(e.deadline), fmtNow(now))
 		}
 	}
-	live, held := h.m.counts(now)
-	if n := h.sut.Len(); n < live || n > held {
-		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
-	}
+	h.checkLen(t, now)
 	h.checkWatches(t, now)
 	h.verifyInternals(t)
+}
+
+// checkLen checks that Len (keys outside the reserved prefix) and LenAll
+// (every key) lie between the live keys and the keys held.
+func (h *harness) checkLen(t tester, now int64) {
+	t.Helper()
+	live, held := h.m.counts(now, false)
+	if n := h.sut.Len(); n < live || n > held {
+		t.Fatalf("Len() = %d, want in [%d live, %d held] outside the reserved prefix (now %s)", n, live, held, fmtNow(now))
+	}
+	live, held = h.m.counts(now, true)
+	if n := h.sut.LenAll(); n < live || n > held {
+		t.Fatalf("LenAll() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
+	}
 }
 
 // verifyInternals runs the engine's own invariant checker (map, timer
@@ -1473,10 +1526,7 @@ func (h *harness) verifyKeys(t tester, keys []string) {
 			t.Fatalf("PTTL(%q) = %v, %v; want %v, %v (now %s)", k, gttl, gok, wttl, wok, fmtNow(now))
 		}
 	}
-	live, held := h.m.counts(now)
-	if n := h.sut.Len(); n < live || n > held {
-		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
-	}
+	h.checkLen(t, now)
 	h.verifyInternals(t)
 }
 

@@ -65,8 +65,17 @@ func (s *staleGet) Get(key string) (string, bool) {
 }
 
 func (s *staleGet) Flush() {
-	clear(s.seen)
+	for k := range s.seen {
+		if !engine.Reserved(k) {
+			delete(s.seen, k)
+		}
+	}
 	s.Engine.Flush()
+}
+
+func (s *staleGet) FlushAll() {
+	clear(s.seen)
+	s.Engine.FlushAll()
 }
 
 func (s *staleGet) Del(keys ...string) int {
@@ -199,9 +208,16 @@ func (r restartingCounter) IncrBy(key string, n int64) (v int64, err error) {
 	return v, err
 }
 
+// flushAll's Flush deletes the reserved keys too, taking the lock
+// bookkeeping with the caller's keys.
+type flushAll struct{ *engine.Engine }
+
+func (f flushAll) Flush() { f.Engine.FlushAll() }
+
 var plantedModels = map[string]func(*engine.Engine, *clock.Mock) kv{
 	"quiet-persist":      func(e *engine.Engine, _ *clock.Mock) kv { return quietPersist{e} },
 	"misnamed-incr":      func(e *engine.Engine, _ *clock.Mock) kv { return misnamedIncr{e} },
+	"flush-all":          func(e *engine.Engine, _ *clock.Mock) kv { return flushAll{e} },
 	"key-fence":          func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
 	"restarting-counter": func(e *engine.Engine, _ *clock.Mock) kv { return restartingCounter{e} },
 	"lazy-watch":         func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
@@ -286,6 +302,13 @@ func TestPlantedModelCatchesResetFence(t *testing.T) {
 func TestPlantedModelCatchesRestartingCounter(t *testing.T) {
 	t.Parallel()
 	assertModelCatches(t, "restarting-counter", "a value it had")
+}
+
+// TestPlantedModelCatchesFlushAll: a Flush that deletes the reserved keys
+// must be reported as losing a live reserved key.
+func TestPlantedModelCatchesFlushAll(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "flush-all", `Get("nxkv:n") = absent, want present`)
 }
 
 // TestPlantedModelCatchesLazyWatch: a Watch that misses expiry (and any

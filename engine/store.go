@@ -41,6 +41,9 @@ type shardState struct {
 	// grows, so the values of any one reserved counter strictly increase
 	// for the engine's lifetime, whatever deletes it.
 	counters int64
+	// reserved is the number of stored keys under ReservedPrefix, which
+	// Len leaves out.
+	reserved int
 }
 
 type shardT = shard.Shard[shardState]
@@ -145,6 +148,9 @@ func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32, kind Kind, 
 		s.Aux.wheel.Cancel(hd)
 	}
 	key := ent.Key
+	if Reserved(key) {
+		s.Aux.reserved--
+	}
 	if rebuilt = s.DeleteLocked(hd, int(pos)); rebuilt {
 		e.rewheelLocked(s)
 	}
@@ -179,6 +185,9 @@ func (e *Engine) rewheelLocked(s *shardT) {
 // KindNew for operation c (nil: not a section's).
 func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64, pos int32, c *opState) {
 	hd := s.InsertAtLocked(pos, h, key, value, exp)
+	if Reserved(key) {
+		s.Aux.reserved++
+	}
 	if exp != noDeadline {
 		e.scheduleLocked(s, hd, exp)
 	}

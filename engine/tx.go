@@ -204,27 +204,39 @@ func (tx *Tx) CompareAndPExpire(key, value string, ttl time.Duration) (bool, err
 	return tx.e.compareAndPExpireLocked(s, h, key, value, ttl, &tx.c)
 }
 
-// Len is Engine.Len over the section's shards: every key when Update locked
-// every shard, counting expired keys not yet reclaimed (as Redis DBSIZE).
-// Unlike Engine.Len it is an atomic snapshot.
-func (tx *Tx) Len() int {
+// Len is Engine.Len over the section's shards: every key outside
+// ReservedPrefix when Update locked every shard, counting expired keys not
+// yet reclaimed (as Redis DBSIZE). Unlike Engine.Len it is an atomic
+// snapshot.
+func (tx *Tx) Len() int { return tx.count(false) }
+
+// LenAll is Len counting the keys under ReservedPrefix too.
+func (tx *Tx) LenAll() int { return tx.count(true) }
+
+func (tx *Tx) count(all bool) int {
 	tx.check()
 	n := 0
 	for _, i := range tx.shards {
-		n += tx.e.m.ShardAt(i).LenLocked()
+		n += lenLocked(tx.e.m.ShardAt(i), all)
 	}
 	return n
 }
 
-// Flush deletes every key of the section's shards (Engine.Flush when
-// Update locked every shard), waking the watchers of the keys it deletes.
-// When Update locked every shard it reports one KindFlush event; otherwise
-// it reports each key it deletes, as KindDel (or KindExpired for a key
-// already expired).
-func (tx *Tx) Flush() {
+// Flush deletes every key outside ReservedPrefix of the section's shards
+// (Engine.Flush when Update locked every shard), waking the watchers of
+// the keys it deletes. When Update locked every shard it reports one
+// KindFlush event; otherwise it reports each key it deletes, as KindDel
+// (or KindExpired for a key already expired).
+func (tx *Tx) Flush() { tx.flush(false) }
+
+// FlushAll is Flush deleting the keys under ReservedPrefix too
+// (Engine.FlushAll when Update locked every shard).
+func (tx *Tx) FlushAll() { tx.flush(true) }
+
+func (tx *Tx) flush(all bool) {
 	tx.check()
 	for _, i := range tx.shards {
-		tx.e.flushLocked(tx.e.m.ShardAt(i), !tx.all, &tx.c)
+		tx.e.flushLocked(tx.e.m.ShardAt(i), all, !tx.all, &tx.c)
 	}
 	if o := tx.e.m.ShardAt(tx.shards[0]).Aux.obs; tx.all && o.listened() && !tx.c.quiet {
 		o.feed.deliver(Event{Kind: KindFlush})
@@ -238,14 +250,20 @@ func (tx *Tx) check() {
 	}
 }
 
-// Range calls fn with every live key of the section's shards (all keys when
-// Update locked every shard) until fn returns false. fn may use tx; keys
-// it writes or deletes meanwhile may or may not be visited.
-func (tx *Tx) Range(fn func(key string) bool) {
+// Range calls fn with every live key outside ReservedPrefix of the
+// section's shards (all such keys when Update locked every shard) until fn
+// returns false. fn may use tx; keys it writes or deletes meanwhile may or
+// may not be visited.
+func (tx *Tx) Range(fn func(key string) bool) { tx.rangeKeys(false, fn) }
+
+// RangeAll is Range visiting the keys under ReservedPrefix too.
+func (tx *Tx) RangeAll(fn func(key string) bool) { tx.rangeKeys(true, fn) }
+
+func (tx *Tx) rangeKeys(all bool, fn func(key string) bool) {
 	tx.check()
 	var buf []string
 	for _, i := range tx.shards {
-		buf = tx.e.appendLiveLocked(tx.e.m.ShardAt(i), buf[:0], &tx.c)
+		buf = tx.e.appendLiveLocked(tx.e.m.ShardAt(i), all, buf[:0], &tx.c)
 		for _, k := range buf {
 			if !fn(k) {
 				return

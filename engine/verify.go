@@ -41,9 +41,12 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 		return fmt.Errorf("engine: shard %d: %w", i, err)
 	}
 	w := s.Aux.wheel
-	scheduled := 0
+	scheduled, reserved := 0, 0
 	var err error
 	s.RangeLocked(func(hd shard.Handle, ent *shard.Entry) bool {
+		if Reserved(ent.Key) {
+			reserved++
+		}
 		h := e.m.Hash(ent.Key)
 		var d int64
 		var sched bool
@@ -71,6 +74,9 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 	})
 	if err != nil {
 		return err
+	}
+	if reserved != s.Aux.reserved {
+		return fmt.Errorf("engine: shard %d: holds %d reserved keys, counts %d", i, reserved, s.Aux.reserved)
 	}
 	if w != nil && w.Len() != scheduled {
 		return fmt.Errorf("engine: shard %d: wheel holds %d handles, %d stored entries are scheduled", i, w.Len(), scheduled)

@@ -71,7 +71,7 @@ func (s *Server) Del(keys ...string) int { return s.Engine().Del(keys...) }
 func (s *Server) Keys() []string {
 	var keys []string
 	update(s.Engine(), nil, func(st store) {
-		st.Range(func(k string) bool { keys = append(keys, k); return true })
+		st.RangeAll(func(k string) bool { keys = append(keys, k); return true })
 	})
 	return keys
 }

@@ -41,7 +41,7 @@ func TestConformance(t *testing.T) {
 					Clock:   c,
 					Advance: func(d time.Duration) { c.Add(d); e.Reap() },
 					Fencing: !tc.opts.NoFencing,
-					Flush:   e.Flush,
+					Flush:   e.FlushAll,
 					Instant: true,
 				}
 			})

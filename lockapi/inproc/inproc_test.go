@@ -30,7 +30,7 @@ func TestFencingLeavesNoKeys(t *testing.T) {
 			b.Release(ctx, key, "v")
 		}
 	}
-	if n := e.Len(); n != 0 {
+	if n := e.LenAll(); n != 0 {
 		t.Fatalf("engine holds %d keys after every lock was released, want 0 (no counter keys)", n)
 	}
 }
@@ -57,7 +57,7 @@ func TestFencingSurvivesEverything(t *testing.T) {
 	e.Reap()
 	acquire(a, "an expiry")
 	e.Set("nxkv:fence:k", "1") // the old counter key means nothing now
-	e.Flush()
+	e.FlushAll()
 	acquire(b, "a flush")
 	b.Release(ctx, "k", "a flush")
 	acquire(a, "a release")
@@ -173,7 +173,7 @@ func TestPrimitiveFencesSurviveDeletes(t *testing.T) {
 		}{
 			{"start", func() {}},
 			{"a Del of the counter", func() { e.Del(p.counter) }},
-			{"a Flush", e.Flush},
+			{"a FlushAll", e.FlushAll},
 			{"the counter's expiry", func() { e.PExpire(p.counter, time.Second); c.Add(2 * time.Second) }},
 			{"a GetDel of the counter", func() { e.GetDel(p.counter) }},
 		} {

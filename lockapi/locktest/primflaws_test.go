@@ -205,7 +205,7 @@ func flawedEnv(flaw string) func(t *testing.T) locktest.Env {
 			Clock:   c,
 			Advance: func(d time.Duration) { c.Add(d); e.Reap() },
 			Fencing: true,
-			Flush:   e.Flush,
+			Flush:   e.FlushAll,
 			Instant: true,
 		}
 	}
