@@ -218,6 +218,18 @@
 // It is one consumer of the change feed: a change wakes the key's watchers
 // whether or not a quiet section withholds its event from listeners.
 //
+// # Get-or-load
+//
+// GetOrLoad reads through to a slower source: on a miss it calls a load
+// function once, however many goroutines miss the key at once (they wait
+// for that one load), and stores the value with a TTL if the key is still
+// absent then. Its doc says what a write, a delete or an expiry of the key
+// during the load does; a load's error reaches every waiter and is not
+// stored; each caller's ctx ends its own wait, and the load is cancelled
+// only when every waiter has given up. It is the one engine call that
+// waits, and the one that starts a goroutine (the load's, which ends when
+// the load function returns).
+//
 // # Lifetime
 //
 // New starts the reaper goroutine; Close stops it. An engine that is not

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"sync"
 
 	"github.com/nxkv/nxkv/shard"
 	"github.com/nxkv/nxkv/ttl"
@@ -44,6 +45,14 @@ type shardState struct {
 	// reserved is the number of stored keys under ReservedPrefix, which
 	// Len leaves out.
 	reserved int
+	// loadMu guards loads. It is not the shard lock, so that callers
+	// joining a load do not queue with the shard's writers; it may be
+	// held while taking the shard lock, never the other way round.
+	loadMu sync.Mutex
+	// loads holds the GetOrLoad loads in progress of the shard's keys,
+	// each with at least one waiter; nil when there are none. Guarded by
+	// loadMu.
+	loads map[string]*flight
 }
 
 type shardT = shard.Shard[shardState]

@@ -28,6 +28,9 @@ func (e *Engine) verify() error {
 		s.Lock()
 		err := e.verifyLocked(s, i)
 		s.Unlock()
+		if err == nil {
+			err = verifyLoads(&s.Aux, i) // loadMu is never taken under the shard lock
+		}
 		if err != nil {
 			return err
 		}
@@ -101,6 +104,23 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 			if w.done {
 				return fmt.Errorf("engine: shard %d: finished watcher still listed for %q", i, key)
 			}
+		}
+	}
+	return nil
+}
+
+// verifyLoads checks that every listed load is unfinished and waited for.
+func verifyLoads(st *shardState, i int) error {
+	st.loadMu.Lock()
+	defer st.loadMu.Unlock()
+	for key, f := range st.loads {
+		select {
+		case <-f.done:
+			return fmt.Errorf("engine: shard %d: finished load of %q still listed", i, key)
+		default:
+		}
+		if f.waiters <= 0 {
+			return fmt.Errorf("engine: shard %d: load of %q listed with %d waiters", i, key, f.waiters)
 		}
 	}
 	return nil
