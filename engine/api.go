@@ -65,6 +65,19 @@ type Options struct {
 	// The reaper reclaims an expired key within about two ticks of its
 	// deadline.
 	Tick time.Duration
+	// MaxMemory bounds the bytes the engine holds, as it counts them (see
+	// "Memory bound" in the package doc), as Redis's maxmemory; 0 (or
+	// less) selects no bound. A write that finds the engine over the bound
+	// first evicts keys by Policy, or fails with ErrOOM.
+	MaxMemory int64
+	// Policy is what a write does at the bound (Redis's
+	// maxmemory-policy); the zero value is NoEviction, which refuses it
+	// with ErrOOM.
+	Policy Policy
+	// Samples is how many keys eviction compares per choice, as Redis's
+	// maxmemory-samples; 0 selects DefaultSamples. More samples choose
+	// closer to the policy's ideal, at more cost per eviction.
+	Samples int
 }
 
 // Condition selects when SetWith writes, as Redis SET's NX, XX, IFEQ and IFNE.

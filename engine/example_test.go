@@ -106,12 +106,12 @@ func ExampleEngine_GetSet() {
 	defer e.Close()
 
 	_ = e.SetPX("k", "old", time.Minute)
-	old, ok := e.GetSet("k", "new")
+	old, ok, _ := e.GetSet("k", "new")
 	fmt.Println(old, ok)
 	ttl, _ := e.PTTL("k")
 	fmt.Println(ttl == engine.NoExpiry)
 
-	_, ok = e.GetSet("missing", "v")
+	_, ok, _ = e.GetSet("missing", "v")
 	fmt.Println(ok)
 	// Output:
 	// old true

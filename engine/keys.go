@@ -239,6 +239,10 @@ func (e *Engine) flushLocked(s *shardT, all, each bool, c *opState) {
 			e.notifyLocked(s, key)
 		}
 	}
+	if e.mem != nil {
+		e.accountLocked(s, -s.Aux.used)
+		e.flushPendingLocked(s)
+	}
 	s.ClearLocked()
 	s.Aux.wheel = nil
 	s.Aux.reserved = 0

@@ -69,7 +69,9 @@ type flight struct {
 // discarded; the next call starts a new load. A ctx already done returns
 // ctx.Err() unless the key is present. A ttl < 0 returns ErrInvalidTTL
 // before anything else; a deadline beyond the engine's range is
-// ErrInvalidTTL for every waiter when the value is stored.
+// ErrInvalidTTL for every waiter when the value is stored, and a bounded
+// engine that cannot admit the store (see "Memory bound" in the package
+// doc) gives every waiter ErrOOM; the value is then not stored.
 func (e *Engine) GetOrLoad(ctx context.Context, key string, ttl time.Duration, load LoadFunc) (string, error) {
 	if ttl < 0 {
 		return "", ErrInvalidTTL
@@ -146,6 +148,9 @@ func (e *Engine) finishLoad(s *shardT, h uint64, key string, ttl time.Duration, 
 	defer st.loadMu.Unlock()
 	if st.loads[key] != f {
 		return // abandoned: nobody waits, and a new load may be under way
+	}
+	if err == nil && e.full() {
+		err = e.admit() // no shard lock held: loadMu comes first
 	}
 	if err == nil {
 		var c opState

@@ -33,15 +33,15 @@ var epoch = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 // planted-bug wrappers in planted_test.go implement it too.
 type kv interface {
 	Get(key string) (string, bool)
-	Set(key, value string)
+	Set(key, value string) error
 	SetPX(key, value string, ttl time.Duration) error
-	SetNX(key, value string) bool
+	SetNX(key, value string) (bool, error)
 	SetNXPX(key, value string, ttl time.Duration) (bool, error)
 	SetWith(key, value string, args engine.SetArgs) (engine.SetResult, error)
-	GetSet(key, value string) (string, bool)
+	GetSet(key, value string) (string, bool, error)
 	GetDel(key string) (string, bool)
 	CompareAndDelete(key, value string) bool
-	CompareAndSwap(key, old, value string) bool
+	CompareAndSwap(key, old, value string) (bool, error)
 	CompareAndPExpire(key, value string, ttl time.Duration) (bool, error)
 	Del(keys ...string) int
 	Exists(key string) bool
@@ -1021,7 +1021,9 @@ func (h *harness) applyOp(t tester, o op) {
 			mismatch(pair(got, gok), pair(want, wok))
 		}
 	case opSet:
-		h.sut.Set(o.key, o.val)
+		if err := h.sut.Set(o.key, o.val); err != nil {
+			mismatch(err, nil)
+		}
 		h.m.set(o.key, o.val, now)
 		h.changed(o.key, call)
 	case opSetPX:
@@ -1034,9 +1036,10 @@ func (h *harness) applyOp(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opSetNX:
-		got, want := h.sut.SetNX(o.key, o.val), h.m.setNX(o.key, o.val, now)
-		if got != want {
-			mismatch(got, want)
+		got, gerr := h.sut.SetNX(o.key, o.val)
+		want := h.m.setNX(o.key, o.val, now)
+		if got != want || gerr != nil {
+			mismatch(pair(got, gerr), pair(want, nil))
 		}
 		if want {
 			h.changed(o.key, call)
@@ -1064,10 +1067,10 @@ func (h *harness) applyOp(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opGetSet:
-		got, gok := h.sut.GetSet(o.key, o.val)
+		got, gok, gerr := h.sut.GetSet(o.key, o.val)
 		want, wok := h.m.getSet(o.key, o.val, now)
-		if got != want || gok != wok {
-			mismatch(pair(got, gok), pair(want, wok))
+		if got != want || gok != wok || gerr != nil {
+			mismatch(fmt.Sprint(got, gok, gerr), pair(want, wok))
 		}
 		h.changed(o.key, call)
 	case opGetDel:
@@ -1088,9 +1091,10 @@ func (h *harness) applyOp(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opCompareAndSwap:
-		got, want := h.sut.CompareAndSwap(o.key, o.match, o.val), h.m.compareAndSwap(o.key, o.match, o.val, now)
-		if got != want {
-			mismatch(got, want)
+		got, gerr := h.sut.CompareAndSwap(o.key, o.match, o.val)
+		want := h.m.compareAndSwap(o.key, o.match, o.val, now)
+		if got != want || gerr != nil {
+			mismatch(pair(got, gerr), pair(want, nil))
 		}
 		if want {
 			h.changed(o.key, call)

@@ -24,13 +24,12 @@ import (
 // the window: two clients can both see the key absent and both "acquire".
 type racySetNX struct{ *engine.Engine }
 
-func (r racySetNX) SetNX(key, value string) bool {
+func (r racySetNX) SetNX(key, value string) (bool, error) {
 	if _, ok := r.Engine.Get(key); ok {
-		return false
+		return false, nil
 	}
 	runtime.Gosched()
-	r.Engine.Set(key, value)
-	return true
+	return true, r.Engine.Set(key, value)
 }
 
 // splitDel deletes several keys one at a time, yielding in between: another

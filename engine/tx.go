@@ -25,10 +25,18 @@ import (
 // to listeners as the Engine methods of the same name do, in the section's
 // order, unless the section names them itself (Quiet, Notify). Update is
 // safe for concurrent use.
+//
+// A bounded engine admits a section as a whole, before locking, as Redis
+// admits a command (see "Memory bound" in the package doc): if it is over
+// its bound and cannot evict, every write of the section that may add
+// memory fails with ErrOOM, while its reads and deletes work.
 func (e *Engine) Update(keys []string, fn func(tx *Tx)) {
 	// fn may keep tx (against the rules), so tx lives on the heap: one
 	// allocation, which holds the shard list of most sections too.
 	tx := Tx{e: e}
+	if e.full() {
+		tx.oom = e.admit() // before any lock: eviction takes shard locks
+	}
 	e.begin(&tx.c)
 	tx.shards = e.lockShards(keys, tx.buf[:0])
 	tx.all = len(keys) == 0
@@ -51,6 +59,7 @@ type Tx struct {
 	shards []int // locked shards, ascending
 	all    bool  // every shard is locked
 	done   bool  // Update returned
+	oom    error // ErrOOM if the bounded engine could not admit the section
 	buf    [16]int
 }
 
@@ -77,9 +86,13 @@ func (tx *Tx) Get(key string) (string, bool) {
 }
 
 // Set is Engine.Set inside the section.
-func (tx *Tx) Set(key, value string) {
+func (tx *Tx) Set(key, value string) error {
 	s, h := tx.shard(key)
+	if tx.oom != nil {
+		return tx.oom
+	}
 	tx.e.swapLocked(s, h, key, value, &tx.c)
+	return nil
 }
 
 // SetWith is Engine.SetWith inside the section.
@@ -89,6 +102,9 @@ func (tx *Tx) SetWith(key, value string, args SetArgs) (SetResult, error) {
 		return SetResult{}, err
 	}
 	s, h := tx.shard(key)
+	if tx.oom != nil {
+		return SetResult{}, tx.oom
+	}
 	return tx.e.setWithLocked(s, h, key, value, &args, at, &tx.c)
 }
 
@@ -98,13 +114,20 @@ func (tx *Tx) SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, 
 		return 0, false, ErrInvalidTTL
 	}
 	s, h := tx.shard(key)
+	if tx.oom != nil {
+		return 0, false, tx.oom
+	}
 	return tx.e.setNXPXFencedLocked(s, h, key, value, ttl, new(shard.Probe), false, &tx.c)
 }
 
 // GetSet is Engine.GetSet inside the section.
-func (tx *Tx) GetSet(key, value string) (string, bool) {
+func (tx *Tx) GetSet(key, value string) (string, bool, error) {
 	s, h := tx.shard(key)
-	return tx.e.getSetLocked(s, h, key, value, &tx.c)
+	if tx.oom != nil {
+		return "", false, tx.oom
+	}
+	old, ok := tx.e.getSetLocked(s, h, key, value, &tx.c)
+	return old, ok, nil
 }
 
 // GetDel is Engine.GetDel inside the section.
@@ -180,6 +203,9 @@ func (tx *Tx) Persist(key string) bool {
 // IncrBy is Engine.IncrBy inside the section.
 func (tx *Tx) IncrBy(key string, n int64) (int64, error) {
 	s, h := tx.shard(key)
+	if tx.oom != nil {
+		return 0, tx.oom
+	}
 	return tx.e.incrByLocked(s, h, key, n, &tx.c)
 }
 
@@ -190,9 +216,12 @@ func (tx *Tx) CompareAndDelete(key, value string) bool {
 }
 
 // CompareAndSwap is Engine.CompareAndSwap inside the section.
-func (tx *Tx) CompareAndSwap(key, old, value string) bool {
+func (tx *Tx) CompareAndSwap(key, old, value string) (bool, error) {
 	s, h := tx.shard(key)
-	return tx.e.compareAndSwapLocked(s, h, key, old, value, &tx.c)
+	if tx.oom != nil {
+		return false, tx.oom
+	}
+	return tx.e.compareAndSwapLocked(s, h, key, old, value, &tx.c), nil
 }
 
 // CompareAndPExpire is Engine.CompareAndPExpire inside the section.

@@ -19,9 +19,9 @@ import (
 type store interface {
 	Now() time.Time
 	Get(key string) (string, bool)
-	Set(key, value string)
+	Set(key, value string) error
 	SetWith(key, value string, args engine.SetArgs) (engine.SetResult, error)
-	GetSet(key, value string) (string, bool)
+	GetSet(key, value string) (string, bool, error)
 	GetDel(key string) (string, bool)
 	Del(keys ...string) int
 	Exists(key string) bool

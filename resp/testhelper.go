@@ -51,7 +51,7 @@ func NewT(t TB, opts Options) *Server {
 func (s *Server) Get(key string) (string, bool) { return s.Engine().Get(key) }
 
 // Set stores value under key in database 0 without a TTL, as SET.
-func (s *Server) Set(key, value string) { s.Engine().Set(key, value) }
+func (s *Server) Set(key, value string) { _ = s.Engine().Set(key, value) }
 
 // SetTTL stores value under key in database 0 with a TTL, as SET PX; it
 // returns engine.ErrInvalidTTL for ttl <= 0.
