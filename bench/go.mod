@@ -16,6 +16,7 @@ require (
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sync v0.21.0
 	golang.org/x/sys v0.43.0 // indirect
 )
 

@@ -101,8 +101,8 @@ func newEngineKV() (kvStore, error) {
 
 func (p *engineKV) Get(k string) (string, bool)       { return p.e.Get(k) }
 func (p *engineKV) Set(k, v string)                   { p.e.Set(k, v) }
-func (p *engineKV) GetSet(k, v string) (string, bool) { return p.e.GetSet(k, v) }
-func (p *engineKV) SetNX(k, v string) bool            { return p.e.SetNX(k, v) }
+func (p *engineKV) GetSet(k, v string) (string, bool) { old, ok, _ := p.e.GetSet(k, v); return old, ok }
+func (p *engineKV) SetNX(k, v string) bool            { ok, _ := p.e.SetNX(k, v); return ok }
 func (p *engineKV) CompareAndDelete(k, v string) bool { return p.e.CompareAndDelete(k, v) }
 func (p *engineKV) Err() error                        { return nil }
 func (p *engineKV) Close()                            { _ = p.e.Close() }

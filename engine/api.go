@@ -12,6 +12,19 @@ import (
 // NoExpiry is the TTL PTTL reports for a key that exists and has no deadline.
 const NoExpiry time.Duration = -1
 
+// ReservedPrefix starts the keys nxkv's lock clients keep their
+// bookkeeping in (fencing counters, semaphore slots, read-write lock
+// readers; lockapi refuses lock keys under it). The engine treats them as
+// such: Len, Range, Scan and Flush leave them out (see "Reserved keys" in
+// the package doc), and an IncrBy of a reserved key never repeats a value
+// (see "Fencing").
+const ReservedPrefix = "nxkv:"
+
+// Reserved reports whether key lies under ReservedPrefix.
+func Reserved(key string) bool {
+	return len(key) >= len(ReservedPrefix) && key[:len(ReservedPrefix)] == ReservedPrefix
+}
+
 var (
 	// ErrInvalidTTL is returned when a TTL <= 0 is passed where Redis rejects
 	// it (SET PX, SET NX PX, compare-and-pexpire), or when a deadline
@@ -52,6 +65,19 @@ type Options struct {
 	// The reaper reclaims an expired key within about two ticks of its
 	// deadline.
 	Tick time.Duration
+	// MaxMemory bounds the bytes the engine holds, as it counts them (see
+	// "Memory bound" in the package doc), as Redis's maxmemory; 0 (or
+	// less) selects no bound. A write that finds the engine over the bound
+	// first evicts keys by Policy, or fails with ErrOOM.
+	MaxMemory int64
+	// Policy is what a write does at the bound (Redis's
+	// maxmemory-policy); the zero value is NoEviction, which refuses it
+	// with ErrOOM.
+	Policy Policy
+	// Samples is how many keys eviction compares per choice, as Redis's
+	// maxmemory-samples; 0 selects DefaultSamples. More samples choose
+	// closer to the policy's ideal, at more cost per eviction.
+	Samples int
 }
 
 // Condition selects when SetWith writes, as Redis SET's NX, XX, IFEQ and IFNE.

@@ -80,7 +80,7 @@ func BenchmarkSetNX(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sinkB = e.SetNX(keys[i&(hotKeys-1)], "w")
+		sinkB, _ = e.SetNX(keys[i&(hotKeys-1)], "w")
 	}
 }
 
@@ -93,7 +93,7 @@ func BenchmarkSetNXDel(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		k := keys[i&(hotKeys-1)]
-		sinkB = e.SetNX(k, "w")
+		sinkB, _ = e.SetNX(k, "w")
 		e.Del(k)
 	}
 }
@@ -153,7 +153,7 @@ func BenchmarkGetSet(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sinkS, sinkB = e.GetSet(keys[i&(hotKeys-1)], "w")
+		sinkS, sinkB, _ = e.GetSet(keys[i&(hotKeys-1)], "w")
 	}
 }
 
@@ -385,7 +385,7 @@ func benchParallelEngine(b *testing.B, ttl time.Duration, op func(e *Engine, k s
 }
 
 func BenchmarkParallelSetNX(b *testing.B) {
-	benchParallelEngine(b, 0, func(e *Engine, k string) bool { return e.SetNX(k, "w") })
+	benchParallelEngine(b, 0, func(e *Engine, k string) bool { ok, _ := e.SetNX(k, "w"); return ok })
 }
 
 func BenchmarkParallelGet(b *testing.B) {
@@ -404,7 +404,7 @@ func BenchmarkParallelSetNXPX(b *testing.B) {
 // lock-free lookup.
 func BenchmarkParallelSetNXDel(b *testing.B) {
 	benchParallelEngine(b, -1, func(e *Engine, k string) bool {
-		ok := e.SetNX(k, "w")
+		ok, _ := e.SetNX(k, "w")
 		e.Del(k)
 		return ok
 	})
@@ -470,7 +470,7 @@ func BenchmarkParallelSetOwnShards(b *testing.B) {
 // nothing is shared, so its speed-up is the most this machine gives this
 // workload, the ceiling for the shared-engine figures above.
 func BenchmarkParallelPrivateSetNX(b *testing.B) {
-	benchParallelPrivate(b, func(e *Engine, k string) bool { return e.SetNX(k, "w") })
+	benchParallelPrivate(b, func(e *Engine, k string) bool { ok, _ := e.SetNX(k, "w"); return ok })
 }
 
 // BenchmarkParallelPrivateSet is BenchmarkParallelPrivateSetNX for
@@ -596,7 +596,7 @@ func BenchmarkBig(b *testing.B) {
 		r := rnd(88172645463325252)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			sinkB = e.SetNX(keys[r.next()&(bigKeys-1)], "w")
+			sinkB, _ = e.SetNX(keys[r.next()&(bigKeys-1)], "w")
 		}
 	})
 	b.Run("BaselineMutexMapGet", func(b *testing.B) {

@@ -65,8 +65,13 @@ func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, 
 // CompareAndSwap stores value under key only if it holds old, keeping its
 // TTL (Redis 8.4 SET key value IFEQ old KEEPTTL), and reports whether it
 // did. An absent or expired key returns false. It reports KindSet when it
-// writes. It is safe for concurrent use.
-func (e *Engine) CompareAndSwap(key, old, value string) bool {
+// writes. It returns ErrOOM as Set does. It is safe for concurrent use.
+func (e *Engine) CompareAndSwap(key, old, value string) (bool, error) {
+	if e.full() {
+		if err := e.admit(); err != nil {
+			return false, err
+		}
+	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
 	var c opState
@@ -74,7 +79,7 @@ func (e *Engine) CompareAndSwap(key, old, value string) bool {
 	s.Lock()
 	ok := e.compareAndSwapLocked(s, h, key, old, value, &c)
 	s.Unlock()
-	return ok
+	return ok, nil
 }
 
 func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value string, c *opState) bool {

@@ -24,7 +24,8 @@
 // forth, and operations on keys in different shards run in parallel. That
 // is on x86; on arm64 and other weakly ordered processors reads take the
 // shard's lock too (see package shard's LockFreeReads), with the same
-// results.
+// results. (With a memory bound and an LRU or LFU policy, a read also
+// stamps the key it reads; see "Memory bound".)
 //
 // Update runs a function over several keys atomically: it locks their
 // shards in shard order (every shard when no keys are named) and gives the
@@ -135,6 +136,38 @@
 // key and no memory per key, and any number of lock clients over one engine
 // share them.
 //
+// Some fences must live in keys: a semaphore's or a read-write lock's
+// counter, and every counter a client keeps over the Redis protocol
+// (package resp), are INCRs of a key, so that a lease's token is the same
+// whichever way it was taken. Such counters lie under ReservedPrefix, and
+// IncrBy of a reserved key never gives a value twice: a reserved key that
+// is absent (never written, or deleted by Del, Flush or FLUSHALL, or
+// expired) counts not as 0 but as the largest value IncrBy ever gave a
+// reserved key of its shard (a second per-shard counter). So a reserved
+// counter deleted and incremented again resumes above every value it ever
+// had: its values strictly increase for the engine's lifetime, though not
+// always by one. Writing a reserved key by other means (Set, or an IncrBy
+// with n <= 0) is the caller's own choice of value, which the engine does
+// not check; a reserved key set near math.MaxInt64 and incremented makes
+// the IncrBy of absent reserved keys of its shard fail with ErrOverflow.
+//
+// # Reserved keys
+//
+// Keys under ReservedPrefix ("nxkv:") are the lock clients' bookkeeping:
+// fencing counters, semaphore slots, read-write locks' readers and writers,
+// reentrant holds (package lockapi/inproc, and clients over the Redis
+// protocol). The calls that cover the whole keyspace leave them alone, so
+// that an engine used both as a cache and for locks can count, list and
+// clear its cache without touching lock state: Len does not count them,
+// Range and Scan do not visit them, and Flush does not delete them. Their
+// ...All forms (LenAll, RangeAll, ScanAll, FlushAll, and the same on Tx)
+// include them, for callers that mean every key; the Redis-protocol server
+// uses those, so DBSIZE, KEYS, SCAN and FLUSHALL see every key as Redis
+// would. A call that names a reserved key (Get, Del, IncrBy...) reaches it
+// like any other. The keys of plain locks are the caller's own (a lock on
+// "job" is the key "job"): they are counted, listed and flushed with the
+// caller's keys.
+//
 // # Expiry and reclamation
 //
 // Expiry is lazy and active. Lazy: every access checks the key's deadline,
@@ -185,6 +218,73 @@
 // client uses it to wake waiters the instant a lock is released or expires.
 // It is one consumer of the change feed: a change wakes the key's watchers
 // whether or not a quiet section withholds its event from listeners.
+//
+// # Memory bound
+//
+// Options.MaxMemory bounds the bytes the engine holds, as Redis's
+// maxmemory does, and Options.Policy says what happens at the bound (the
+// eight policies of Redis's maxmemory-policy). The engine counts, per key,
+// its key and value as their lengths rounded up to 8 bytes, plus 64 bytes
+// for the key's entry (40), its slot in the index, its eviction metadata
+// (8) and the arrays' slack, plus 16 bytes for a deadline's link in the
+// timer wheel: about what the key costs the Go heap, when the strings are
+// the engine's alone (it keeps the caller's strings, never copying them,
+// so a value that shares a larger buffer holds all of it). Memory a shard
+// needs whatever it holds (its first index and entries, about 3 KB) is not
+// counted. MemoryStats reports the count.
+//
+// As Redis admits a command, the engine admits a write before it runs: a
+// call that may add memory (Set, SetPX, SetNX, SetNXPX, SetNXPXFenced,
+// SetWith, GetSet, IncrBy, CompareAndSwap, GetOrLoad's store), or an
+// Update section as a whole, first checks the count; if it is over the
+// bound, the write evicts keys by the policy until it is not, taking one
+// shard's lock at a time, and if it cannot (NoEviction, or no key left
+// that the policy may evict) the write fails with ErrOOM and changes
+// nothing. So the engine never holds more than the bound by more than the
+// last admitted write (with several writers at once, one write each; an
+// Update section counts as one write). Reads and deletes are never
+// refused. Over 64 KiB a shard, each shard adds its changes to the
+// engine's total only once they reach 1/256 of its share, and the engine
+// evicts down to the bound less what the shards may be holding back (at
+// most 1/256 of the bound), so a write costs no atomic operation.
+//
+// Eviction chooses among Options.Samples keys (DefaultSamples, 5) of a
+// random shard, as Redis chooses among maxmemory-samples keys: the least
+// recently used (LRU), the least frequently used (LFU: Redis's logarithmic
+// counter, decaying by one for every 4,096 writes of the key's shard, where
+// Redis decays it by the minute), the nearest deadline (volatile-ttl), or
+// any (random). Recency is measured in the shard's own writes: a read
+// stamps the key with the number of write sections its shard has run, the
+// count a lock-free read already loads, so reads pay no clock; keys read
+// between the same two writes of their shard tie. An expired key met while
+// sampling is reclaimed first, with no eviction. Only a bounded engine
+// with an LRU or LFU policy makes reads write: the key's stamp (once per
+// write of its shard, for a hot key) and its counter.
+//
+// Eviction never takes the lock bookkeeping (keys under ReservedPrefix)
+// nor a held lock: a key written by SetNXPXFenced (how package
+// lockapi/inproc takes every lock) is marked a lock until it is deleted,
+// expires or is overwritten by another write (a refresh by
+// CompareAndPExpire keeps the mark). The volatile policies also pass over
+// keys without a TTL. A sample of keys it may not evict is followed by a
+// look at every key of the shard, and a write fails with ErrOOM only if
+// no shard holds a key the policy may evict. An eviction is a change of
+// the key: its watchers fire (Watch), as for a delete.
+//
+// Without a bound the engine keeps no count and no metadata, and its
+// operations pay one nil check for all of this.
+//
+// # Get-or-load
+//
+// GetOrLoad reads through to a slower source: on a miss it calls a load
+// function once, however many goroutines miss the key at once (they wait
+// for that one load), and stores the value with a TTL if the key is still
+// absent then. Its doc says what a write, a delete or an expiry of the key
+// during the load does; a load's error reaches every waiter and is not
+// stored; each caller's ctx ends its own wait, and the load is cancelled
+// only when every waiter has given up. It is the one engine call that
+// waits, and the one that starts a goroutine (the load's, which ends when
+// the load function returns).
 //
 // # Lifetime
 //

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,10 @@ import (
 // must not be copied.
 type Engine struct {
 	m *shard.Map[shardState]
+
+	// mem is the memory bound's state, nil without one (Options.MaxMemory
+	// 0), so an unbounded engine's writes pay one nil check for it.
+	mem *memory
 
 	// tm is the engine's time line; user is true when the clock was
 	// injected, so that operations read it before taking a shard lock
@@ -60,8 +65,12 @@ type Engine struct {
 }
 
 // New returns an engine with its reaper started. Call Close to stop the
-// reaper. The zero Options select the defaults.
+// reaper. The zero Options select the defaults. New panics if
+// Options.Policy is not one of the Policy constants.
 func New(opts Options) *Engine {
+	if opts.Policy > VolatileRandom {
+		panic(fmt.Sprintf("engine: New with an unknown policy %d", opts.Policy))
+	}
 	e := &Engine{
 		m:    shard.New[shardState](opts.Shards),
 		tm:   clock.NewTime(opts.Clock),
@@ -72,6 +81,14 @@ func New(opts Options) *Engine {
 	}
 	e.user = !e.tm.Real()
 	e.start = e.tm.Monotonic(e.tm.Nano())
+	if e.mem = newMemory(opts.MaxMemory, opts.Policy, opts.Samples, e.m.Shards()); e.mem != nil {
+		for i := range e.m.Shards() {
+			s := e.m.ShardAt(i)
+			s.Lock()
+			s.EnableMetaLocked()
+			s.Unlock()
+		}
+	}
 	e.nextWake.Store(math.MaxInt64)
 	go e.reaper()
 	return e

@@ -66,12 +66,12 @@ func TestExpiredKeyIsAbsentForWrites(t *testing.T) {
 		name string
 		op   step
 	}{
-		{"SetNX", func(e *Engine) (any, any) { return e.SetNX("k", "new"), true }},
+		{"SetNX", func(e *Engine) (any, any) { ok, _ := e.SetNX("k", "new"); return ok, true }},
 		{"SetNXPX", func(e *Engine) (any, any) { ok, _ := e.SetNXPX("k", "new", time.Second); return ok, true }},
-		{"GetSet", func(e *Engine) (any, any) { _, ok := e.GetSet("k", "new"); return ok, false }},
+		{"GetSet", func(e *Engine) (any, any) { _, ok, _ := e.GetSet("k", "new"); return ok, false }},
 		{"GetDel", func(e *Engine) (any, any) { _, ok := e.GetDel("k"); return ok, false }},
 		{"CompareAndDelete", func(e *Engine) (any, any) { return e.CompareAndDelete("k", "old"), false }},
-		{"CompareAndSwap", func(e *Engine) (any, any) { return e.CompareAndSwap("k", "old", "new"), false }},
+		{"CompareAndSwap", func(e *Engine) (any, any) { ok, _ := e.CompareAndSwap("k", "old", "new"); return ok, false }},
 		{"CompareAndPExpire", func(e *Engine) (any, any) {
 			ok, _ := e.CompareAndPExpire("k", "old", time.Second)
 			return ok, false
@@ -362,25 +362,25 @@ func TestTTLCommands(t *testing.T) {
 
 	// GetSet clears the TTL; CompareAndSwap keeps it; SetNX never touches it.
 	e.SetPX("k", "a", time.Minute)
-	if old, ok := e.GetSet("k", "b"); old != "a" || !ok {
+	if old, ok, _ := e.GetSet("k", "b"); old != "a" || !ok {
 		t.Fatalf("GetSet = %q, %v, want a, true", old, ok)
 	}
 	wantPTTL(t, e, "k", NoExpiry, true)
 	e.SetPX("k", "a", time.Minute)
-	if !e.CompareAndSwap("k", "a", "c") {
+	if ok, _ := e.CompareAndSwap("k", "a", "c"); !ok {
 		t.Fatal("CompareAndSwap(match) = false, want true")
 	}
-	if e.CompareAndSwap("k", "a", "d") {
+	if ok, _ := e.CompareAndSwap("k", "a", "d"); ok {
 		t.Fatal("CompareAndSwap(mismatch) = true, want false")
 	}
 	wantPTTL(t, e, "k", time.Minute, true)
 	wantGet(t, e, "k", "c", true)
-	if e.SetNX("k", "z") {
+	if ok, _ := e.SetNX("k", "z"); ok {
 		t.Fatal("SetNX(existing) = true, want false")
 	}
 	wantPTTL(t, e, "k", time.Minute, true)
 	e.Del("k")
-	if !e.SetNX("k", "z") {
+	if ok, _ := e.SetNX("k", "z"); !ok {
 		t.Fatal("SetNX(absent) = false, want true")
 	}
 	wantPTTL(t, e, "k", NoExpiry, true)

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -105,12 +106,12 @@ func ExampleEngine_GetSet() {
 	defer e.Close()
 
 	_ = e.SetPX("k", "old", time.Minute)
-	old, ok := e.GetSet("k", "new")
+	old, ok, _ := e.GetSet("k", "new")
 	fmt.Println(old, ok)
 	ttl, _ := e.PTTL("k")
 	fmt.Println(ttl == engine.NoExpiry)
 
-	_, ok = e.GetSet("missing", "v")
+	_, ok, _ = e.GetSet("missing", "v")
 	fmt.Println(ok)
 	// Output:
 	// old true
@@ -229,4 +230,31 @@ func ExampleTx_Notify() {
 	// new other
 	// append other
 	// ab
+}
+
+// GetOrLoad reads through to a slower source on a miss: however many
+// goroutines miss the key at once, the source is asked once, and the value
+// is kept for its TTL.
+func ExampleEngine_GetOrLoad() {
+	e, clk := newExampleEngine()
+	defer e.Close()
+
+	queries := 0
+	fromDatabase := func(ctx context.Context, key string) (string, error) {
+		queries++ // the example is sequential; a counter shared by loads of several keys needs a lock
+		return "profile of " + key, nil
+	}
+	ctx := context.Background()
+	for range 3 {
+		v, err := e.GetOrLoad(ctx, "user:42", time.Minute, fromDatabase)
+		fmt.Println(v, err)
+	}
+	clk.Add(time.Minute + time.Nanosecond) // expired: the next miss loads again
+	e.GetOrLoad(ctx, "user:42", time.Minute, fromDatabase)
+	fmt.Println("queries:", queries)
+	// Output:
+	// profile of user:42 <nil>
+	// profile of user:42 <nil>
+	// profile of user:42 <nil>
+	// queries: 2
 }

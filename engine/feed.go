@@ -36,6 +36,11 @@ const (
 	// the reaper, Reap, or the first operation to find it expired. It is
 	// reported when the key is removed, which may be after its deadline.
 	KindExpired Kind = "expired"
+	// KindEvicted is a key evicted to keep a bounded engine under
+	// Options.MaxMemory (see "Memory bound" in the package doc), reported
+	// by the write whose admission evicted it, before that write's own
+	// events.
+	KindEvicted Kind = "evicted"
 	// KindIncrBy is an IncrBy (Redis's INCR, DECR, INCRBY and DECRBY).
 	KindIncrBy Kind = "incrby"
 	// KindFlush is Flush: every key of the engine deleted at once,

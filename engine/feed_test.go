@@ -51,10 +51,10 @@ func eventStrings(evs []engine.Event) []string {
 // feedOps is what Engine and Tx share: a feed case runs on both.
 type feedOps interface {
 	Get(key string) (string, bool)
-	Set(key, value string)
+	Set(key, value string) error
 	SetWith(key, value string, args engine.SetArgs) (engine.SetResult, error)
 	SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, error)
-	GetSet(key, value string) (string, bool)
+	GetSet(key, value string) (string, bool, error)
 	GetDel(key string) (string, bool)
 	Del(keys ...string) int
 	Exists(key string) bool
@@ -66,7 +66,7 @@ type feedOps interface {
 	Persist(key string) bool
 	IncrBy(key string, n int64) (int64, error)
 	CompareAndDelete(key, value string) bool
-	CompareAndSwap(key, old, value string) bool
+	CompareAndSwap(key, old, value string) (bool, error)
 	CompareAndPExpire(key, value string, ttl time.Duration) (bool, error)
 	Len() int
 	Range(fn func(key string) bool)

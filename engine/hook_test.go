@@ -24,7 +24,7 @@ func TestUpgradeSeesWritesAfterLookup(t *testing.T) {
 		{
 			name:  "SetNX of an absent key, created meanwhile",
 			racer: func(e *Engine) { e.SetNX("k", "other") },
-			op:    func(e *Engine) bool { return e.SetNX("k", "mine") },
+			op:    func(e *Engine) bool { ok, _ := e.SetNX("k", "mine"); return ok },
 			want:  false, holds: "other",
 		},
 		{

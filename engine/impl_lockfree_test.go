@@ -30,7 +30,7 @@ func TestHeldKeyTakesNoLock(t *testing.T) {
 		{"Exists", func(k string) any { return e.Exists(k) }},
 		{"GetPTTL", func(k string) any { _, _, ok := e.GetPTTL(k); return ok }},
 		{"ExpireTime", func(k string) any { _, ok := e.ExpireTime(k); return ok }},
-		{"SetNX", func(k string) any { return e.SetNX(k, "w") }},
+		{"SetNX", func(k string) any { ok, _ := e.SetNX(k, "w"); return ok }},
 		{"SetNXPX", func(k string) any { ok, err := e.SetNXPX(k, "w", time.Second); return both(ok, err) }},
 		{"SetNXPXFenced", func(k string) any {
 			f, ok, err := e.SetNXPXFenced(k, "w", time.Second)

@@ -36,11 +36,11 @@ import (
 // racy SetNX in planted_test.go implements it too.
 type linKV interface {
 	Get(key string) (string, bool)
-	Set(key, value string)
+	Set(key, value string) error
 	SetPX(key, value string, ttl time.Duration) error
-	SetNX(key, value string) bool
+	SetNX(key, value string) (bool, error)
 	SetNXPX(key, value string, ttl time.Duration) (bool, error)
-	GetSet(key, value string) (string, bool)
+	GetSet(key, value string) (string, bool, error)
 	CompareAndDelete(key, value string) bool
 	CompareAndPExpire(key, value string, ttl time.Duration) (bool, error)
 	Del(keys ...string) int
@@ -630,11 +630,11 @@ func linApply(sut linKV, in linInput) linOutput {
 		err = sut.SetPX(in.key, in.val, in.ttl)
 		out.ok = err == nil
 	case linSetNX:
-		out.ok = sut.SetNX(in.key, in.val)
+		out.ok, _ = sut.SetNX(in.key, in.val)
 	case linSetNXPX:
 		out.ok, err = sut.SetNXPX(in.key, in.val, in.ttl)
 	case linGetSet:
-		out.val, out.ok = sut.GetSet(in.key, in.val)
+		out.val, out.ok, _ = sut.GetSet(in.key, in.val)
 	case linCompareAndDelete:
 		out.ok = sut.CompareAndDelete(in.key, in.val)
 	case linCompareAndPExpire:

@@ -33,15 +33,15 @@ var epoch = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 // planted-bug wrappers in planted_test.go implement it too.
 type kv interface {
 	Get(key string) (string, bool)
-	Set(key, value string)
+	Set(key, value string) error
 	SetPX(key, value string, ttl time.Duration) error
-	SetNX(key, value string) bool
+	SetNX(key, value string) (bool, error)
 	SetNXPX(key, value string, ttl time.Duration) (bool, error)
 	SetWith(key, value string, args engine.SetArgs) (engine.SetResult, error)
-	GetSet(key, value string) (string, bool)
+	GetSet(key, value string) (string, bool, error)
 	GetDel(key string) (string, bool)
 	CompareAndDelete(key, value string) bool
-	CompareAndSwap(key, old, value string) bool
+	CompareAndSwap(key, old, value string) (bool, error)
 	CompareAndPExpire(key, value string, ttl time.Duration) (bool, error)
 	Del(keys ...string) int
 	Exists(key string) bool
@@ -54,8 +54,11 @@ type kv interface {
 	SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, error)
 	ExpireTime(key string) (time.Time, bool)
 	Flush()
+	FlushAll()
 	Range(fn func(key string) bool)
+	RangeAll(fn func(key string) bool)
 	Len() int
+	LenAll() int
 	Reap() int
 	Watch(key string) (<-chan struct{}, func())
 	Close() error
@@ -88,12 +91,15 @@ type model struct {
 	// fences is the last fencing token SetNXPXFenced returned per key: the
 	// next one must be larger, whatever happened to the key meanwhile.
 	fences map[string]int64
+	// counters is the largest value IncrBy gave each reserved key: an
+	// IncrBy of the key once absent must start at or above it.
+	counters map[string]int64
 	// gone says why a key left keys (for failure messages only).
 	gone map[string]string
 }
 
 func newModel() *model {
-	return &model{keys: map[string]entry{}, gone: map[string]string{}, fences: map[string]int64{}}
+	return &model{keys: map[string]entry{}, gone: map[string]string{}, fences: map[string]int64{}, counters: map[string]int64{}}
 }
 
 // priorEntry is a key's entry before the current step changed it.
@@ -185,14 +191,18 @@ func (m *model) alive(key string, now int64) (entry, bool) {
 }
 
 // counts returns the number of live keys and of keys held (live plus expired
-// but not known to be reclaimed).
-func (m *model) counts(now int64) (live, held int) {
+// but not known to be reclaimed), reserved keys only if all.
+func (m *model) counts(now int64, all bool) (live, held int) {
 	for k := range m.keys {
+		if !all && engine.Reserved(k) {
+			continue
+		}
+		held++
 		if _, ok := m.alive(k, now); ok {
 			live++
 		}
 	}
-	return live, len(m.keys)
+	return live, held
 }
 
 // deadlineAfter returns now+ttl, and false if that overflows int64
@@ -539,6 +549,17 @@ func redisParseInt(s string) (int64, bool) {
 
 // reap purges expired entries, as Engine.Reap does at now, and returns how
 // many there were.
+// reservedLive returns the number of live reserved keys.
+func (m *model) reservedLive(now int64) int {
+	n := 0
+	for k := range m.keys {
+		if _, ok := m.alive(k, now); ok && engine.Reserved(k) {
+			n++
+		}
+	}
+	return n
+}
+
 func (m *model) reap(now int64) int {
 	n := 0
 	for k := range m.keys {
@@ -598,6 +619,8 @@ const (
 	opFlush
 	opRange
 	opStepBack
+	opFlushAll
+	opRangeAll
 )
 
 // opWeights lists kinds with repetition as weights; index 0 is the
@@ -610,12 +633,20 @@ var opWeights = []opKind{
 	opPTTL, opPersist, opIncrBy, opIncrBy, opLen, opReap,
 	opAdvance, opAdvance, opAdvance, opAdvanceToDeadline, opAdvanceToDeadline, opAdvanceToDeadline,
 	opClose, opSetNXPXFenced, opSetNXPXFenced, opSetNXPXFenced, opExpireTime, opFlush, opRange, opStepBack,
+	opFlushAll, opRangeAll,
 }
+
+// counterKey is a reserved key (engine.ReservedPrefix): IncrBy never
+// repeats its values, whatever deletes it.
+const counterKey = engine.ReservedPrefix + "n"
 
 var (
 	alphabet = []string{"a", "b", "", "c"}
-	values   = []string{"x", "y", "1", "", "-7", "01", "+5", " 2", "-0", "9223372036854775807", "-9223372036854775808", "v"}
-	ttls     = []time.Duration{
+	// modelKeys are the keys the model draws: the alphabet, which the
+	// differential test against Redis shares, and a reserved key.
+	modelKeys = append(alphabet[:len(alphabet):len(alphabet)], counterKey)
+	values    = []string{"x", "y", "1", "", "-7", "01", "+5", " 2", "-0", "9223372036854775807", "-9223372036854775808", "v"}
+	ttls      = []time.Duration{
 		time.Second, time.Millisecond, time.Nanosecond, 10 * time.Millisecond, time.Hour, 0, -time.Millisecond,
 		engine.NoExpiry, time.Microsecond, 24 * time.Hour, math.MaxInt64 / 2, math.MaxInt64, math.MinInt64,
 	}
@@ -668,15 +699,15 @@ func buildOp(pick func(n int) int) op {
 	case opStepBack:
 		o.adv = stepBacks[pick(len(stepBacks))]
 		return o
-	case opLen, opReap, opClose, opFlush, opRange:
+	case opLen, opReap, opClose, opFlush, opRange, opFlushAll, opRangeAll:
 		return o
 	case opDel:
 		for n := pick(4); n > 0; n-- {
-			o.keys = append(o.keys, from(alphabet))
+			o.keys = append(o.keys, from(modelKeys))
 		}
 		return o
 	}
-	o.key = from(alphabet)
+	o.key = from(modelKeys)
 	switch o.kind {
 	case opSet, opSetNX, opGetSet:
 		o.val = from(values)
@@ -785,8 +816,12 @@ func (o op) GoString() string {
 		return fmt.Sprintf("ExpireTime(%q)", o.key)
 	case opFlush:
 		return "Flush()"
+	case opFlushAll:
+		return "FlushAll()"
 	case opRange:
 		return "Range()"
+	case opRangeAll:
+		return "RangeAll()"
 	case opStepBack:
 		return fmt.Sprintf("clock.Set(now-%v)", o.adv)
 	}
@@ -818,7 +853,7 @@ type harness struct {
 	m    *model
 	// rec receives the engine's change feed.
 	rec *recorder
-	// watches holds one pending Watch per alphabet key, renewed after it
+	// watches holds one pending Watch per model key, renewed after it
 	// fires: a watch must fire exactly when the model saw the key change.
 	watches map[string]*watchState
 }
@@ -986,7 +1021,9 @@ func (h *harness) applyOp(t tester, o op) {
 			mismatch(pair(got, gok), pair(want, wok))
 		}
 	case opSet:
-		h.sut.Set(o.key, o.val)
+		if err := h.sut.Set(o.key, o.val); err != nil {
+			mismatch(err, nil)
+		}
 		h.m.set(o.key, o.val, now)
 		h.changed(o.key, call)
 	case opSetPX:
@@ -999,9 +1036,10 @@ func (h *harness) applyOp(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opSetNX:
-		got, want := h.sut.SetNX(o.key, o.val), h.m.setNX(o.key, o.val, now)
-		if got != want {
-			mismatch(got, want)
+		got, gerr := h.sut.SetNX(o.key, o.val)
+		want := h.m.setNX(o.key, o.val, now)
+		if got != want || gerr != nil {
+			mismatch(pair(got, gerr), pair(want, nil))
 		}
 		if want {
 			h.changed(o.key, call)
@@ -1029,10 +1067,10 @@ func (h *harness) applyOp(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opGetSet:
-		got, gok := h.sut.GetSet(o.key, o.val)
+		got, gok, gerr := h.sut.GetSet(o.key, o.val)
 		want, wok := h.m.getSet(o.key, o.val, now)
-		if got != want || gok != wok {
-			mismatch(pair(got, gok), pair(want, wok))
+		if got != want || gok != wok || gerr != nil {
+			mismatch(fmt.Sprint(got, gok, gerr), pair(want, wok))
 		}
 		h.changed(o.key, call)
 	case opGetDel:
@@ -1053,9 +1091,10 @@ func (h *harness) applyOp(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opCompareAndSwap:
-		got, want := h.sut.CompareAndSwap(o.key, o.match, o.val), h.m.compareAndSwap(o.key, o.match, o.val, now)
-		if got != want {
-			mismatch(got, want)
+		got, gerr := h.sut.CompareAndSwap(o.key, o.match, o.val)
+		want := h.m.compareAndSwap(o.key, o.match, o.val, now)
+		if got != want || gerr != nil {
+			mismatch(pair(got, gerr), pair(want, nil))
 		}
 		if want {
 			h.changed(o.key, call)
@@ -1129,6 +1168,10 @@ func (h *harness) applyOp(t tester, o op) {
 			h.changed(o.key, call)
 		}
 	case opIncrBy:
+		if _, ok := h.m.alive(o.key, now); !ok && engine.Reserved(o.key) {
+			h.incrAbsentCounter(t, o, call, now)
+			return
+		}
 		got, gerr := h.sut.IncrBy(o.key, o.n)
 		want, werr := h.m.incrBy(o.key, o.n, now)
 		if !sameErr(gerr, werr) || (werr == nil && got != want) {
@@ -1136,6 +1179,9 @@ func (h *harness) applyOp(t tester, o op) {
 		}
 		if werr == nil {
 			h.changed(o.key, call)
+			if engine.Reserved(o.key) {
+				h.m.counters[o.key] = max(h.m.counters[o.key], want)
+			}
 		}
 	case opLen:
 		// checked by invariants below
@@ -1146,7 +1192,7 @@ func (h *harness) applyOp(t tester, o op) {
 			t.Fatalf("Close() = %v, want nil", err)
 		}
 	case opReap:
-		live, held := h.m.counts(now)
+		live, held := h.m.counts(now, true)
 		got := h.sut.Reap()
 		// The background reaper may have reclaimed some already, so only
 		// the upper bound is exact.
@@ -1154,8 +1200,11 @@ func (h *harness) applyOp(t tester, o op) {
 			t.Fatalf("%s = %d, want in [0, %d] (expired keys held; now %s)", call, got, held-live, fmtNow(now))
 		}
 		h.m.reap(now)
-		if n := h.sut.Len(); n != live {
-			t.Fatalf("Len() after Reap() = %d, want %d live keys (now %s)", n, live, fmtNow(now))
+		if n := h.sut.LenAll(); n != live {
+			t.Fatalf("LenAll() after Reap() = %d, want %d live keys (now %s)", n, live, fmtNow(now))
+		}
+		if n, want := h.sut.Len(), live-h.m.reservedLive(now); n != want {
+			t.Fatalf("Len() after Reap() = %d, want %d live keys outside the reserved prefix (now %s)", n, want, fmtNow(now))
 		}
 	case opSetNXPXFenced:
 		fence, got, gerr := h.sut.SetNXPXFenced(o.key, o.val, o.ttl)
@@ -1183,25 +1232,38 @@ func (h *harness) applyOp(t tester, o op) {
 		if gok != wok || !got.Equal(want) {
 			mismatch(pair(got, gok), pair(want, wok))
 		}
-	case opFlush:
+	case opFlush, opFlushAll:
+		// Flush keeps the reserved keys, FlushAll deletes them too.
 		// Expired keys the engine may still hold fire their watchers too,
 		// but those watches are already due (their deadline passed).
+		all := o.kind == opFlushAll
 		for k := range h.m.keys {
-			if _, ok := h.m.alive(k, now); ok {
+			if _, ok := h.m.alive(k, now); ok && (all || !engine.Reserved(k)) {
 				h.changed(k, call)
 			}
 		}
-		h.sut.Flush()
+		if all {
+			h.sut.FlushAll()
+		} else {
+			h.sut.Flush()
+		}
 		for k := range h.m.keys {
-			h.m.remove(k, "flushed")
+			if all || !engine.Reserved(k) {
+				h.m.remove(k, "flushed")
+			}
 		}
 		h.m.emit(engine.KindFlush, "")
 		if n := h.sut.Len(); n != 0 {
-			t.Fatalf("Len() after Flush() = %d, want 0", n)
+			t.Fatalf("Len() after %s = %d, want 0", call, n)
 		}
-	case opRange:
+	case opRange, opRangeAll:
+		all := o.kind == opRangeAll
+		iter := h.sut.Range
+		if all {
+			iter = h.sut.RangeAll
+		}
 		got := map[string]bool{}
-		h.sut.Range(func(k string) bool {
+		iter(func(k string) bool {
 			if got[k] {
 				t.Fatalf("Range() visited %q twice (now %s)", k, fmtNow(now))
 			}
@@ -1209,8 +1271,9 @@ func (h *harness) applyOp(t tester, o op) {
 			return true
 		})
 		for k := range h.m.keys {
-			if _, ok := h.m.alive(k, now); ok != got[k] {
-				t.Fatalf("Range() visited %q: %v, want %v (now %s)", k, got[k], ok, fmtNow(now))
+			_, ok := h.m.alive(k, now)
+			if ok = ok && (all || !engine.Reserved(k)); ok != got[k] {
+				t.Fatalf("%s visited %q: %v, want %v (now %s)", call, k, got[k], ok, fmtNow(now))
 			}
 			delete(got, k)
 		}
@@ -1243,13 +1306,38 @@ func (h *harness) applyOp(t tester, o op) {
 	}
 }
 
+// incrAbsentCounter runs IncrBy of a reserved key the model holds absent:
+// it starts from its shard's fencing counter, which the model does not
+// know but which is at least 0 and every value the key had, so the result
+// is checked against that bound and then learnt. ErrOverflow is accepted
+// for n > 0: the shard's counter may be that high.
+func (h *harness) incrAbsentCounter(t tester, o op, call string, now int64) {
+	t.Helper()
+	h.m.reclaim(o.key, now)
+	got, err := h.sut.IncrBy(o.key, o.n)
+	low := h.m.counters[o.key]
+	switch {
+	case errors.Is(err, engine.ErrOverflow) && o.n > 0:
+		return
+	case err != nil:
+		t.Fatalf("%s = %v, want a value (now %s)", call, err, fmtNow(now))
+	case got-o.n < low:
+		t.Fatalf("%s = %d: the counter resumed from %d, below %d, a value it had (now %s)", call, got, got-o.n, low, fmtNow(now))
+	}
+	h.m.emit(engine.KindNew, o.key)
+	h.m.emit(engine.KindIncrBy, o.key)
+	h.m.put(o.key, entry{val: strconv.FormatInt(got, 10)})
+	h.m.counters[o.key] = max(low, got)
+	h.changed(o.key, call)
+}
+
 // check verifies the invariants at the clock's current time: every key of
 // the alphabet reads exactly as the model says (so no expired key is
 // visible and no live key is lost), and live <= Len <= held.
 func (h *harness) check(t tester) {
 	t.Helper()
 	now := h.now()
-	for _, k := range alphabet {
+	for _, k := range modelKeys {
 		e, held := h.m.keys[k]
 		want, wok := h.m.get(k, now)
 		got, gok := h.sut.Get(k)
@@ -1279,17 +1367,28 @@ func (h *harness) check(t tester) {
 	// Every key was just read, so every expired one was reclaimed, and
 	// the change feed must have said so.
 	h.drainIdle(t, "after reading every key")
-	for _, k := range alphabet {
+	for _, k := range modelKeys {
 		if e, ok := h.m.keys[k]; ok && e.hasTTL && now > e.deadline {
 			t.Fatalf("Get(%q) found the key expired (deadline %s) and the change feed never reported it expired (now %s)", k, fmtNow(e.deadline), fmtNow(now))
 		}
 	}
-	live, held := h.m.counts(now)
-	if n := h.sut.Len(); n < live || n > held {
-		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
-	}
+	h.checkLen(t, now)
 	h.checkWatches(t, now)
 	h.verifyInternals(t)
+}
+
+// checkLen checks that Len (keys outside the reserved prefix) and LenAll
+// (every key) lie between the live keys and the keys held.
+func (h *harness) checkLen(t tester, now int64) {
+	t.Helper()
+	live, held := h.m.counts(now, false)
+	if n := h.sut.Len(); n < live || n > held {
+		t.Fatalf("Len() = %d, want in [%d live, %d held] outside the reserved prefix (now %s)", n, live, held, fmtNow(now))
+	}
+	live, held = h.m.counts(now, true)
+	if n := h.sut.LenAll(); n < live || n > held {
+		t.Fatalf("LenAll() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
+	}
 }
 
 // verifyInternals runs the engine's own invariant checker (map, timer
@@ -1309,7 +1408,7 @@ func (h *harness) checkWatches(t tester, now int64) {
 	if h.watches == nil {
 		h.watches = map[string]*watchState{}
 	}
-	for _, k := range alphabet {
+	for _, k := range modelKeys {
 		w := h.watches[k]
 		if w == nil {
 			continue
@@ -1334,7 +1433,7 @@ func (h *harness) checkWatches(t tester, now int64) {
 			delete(h.watches, k)
 		}
 	}
-	for _, k := range alphabet {
+	for _, k := range modelKeys {
 		if h.watches[k] != nil {
 			continue
 		}
@@ -1431,10 +1530,7 @@ func (h *harness) verifyKeys(t tester, keys []string) {
 			t.Fatalf("PTTL(%q) = %v, %v; want %v, %v (now %s)", k, gttl, gok, wttl, wok, fmtNow(now))
 		}
 	}
-	live, held := h.m.counts(now)
-	if n := h.sut.Len(); n < live || n > held {
-		t.Fatalf("Len() = %d, want in [%d live, %d held] (now %s)", n, live, held, fmtNow(now))
-	}
+	h.checkLen(t, now)
 	h.verifyInternals(t)
 }
 

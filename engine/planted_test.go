@@ -24,13 +24,12 @@ import (
 // the window: two clients can both see the key absent and both "acquire".
 type racySetNX struct{ *engine.Engine }
 
-func (r racySetNX) SetNX(key, value string) bool {
+func (r racySetNX) SetNX(key, value string) (bool, error) {
 	if _, ok := r.Engine.Get(key); ok {
-		return false
+		return false, nil
 	}
 	runtime.Gosched()
-	r.Engine.Set(key, value)
-	return true
+	return true, r.Engine.Set(key, value)
 }
 
 // splitDel deletes several keys one at a time, yielding in between: another
@@ -65,8 +64,17 @@ func (s *staleGet) Get(key string) (string, bool) {
 }
 
 func (s *staleGet) Flush() {
-	clear(s.seen)
+	for k := range s.seen {
+		if !engine.Reserved(k) {
+			delete(s.seen, k)
+		}
+	}
 	s.Engine.Flush()
+}
+
+func (s *staleGet) FlushAll() {
+	clear(s.seen)
+	s.Engine.FlushAll()
 }
 
 func (s *staleGet) Del(keys ...string) int {
@@ -179,13 +187,41 @@ func (m misnamedIncr) IncrBy(key string, n int64) (v int64, err error) {
 	return v, err
 }
 
+// restartingCounter counts reserved keys as plain ones: an absent counter
+// starts again at 0, so a counter deleted (by Del, Flush or expiry)
+// repeats its values.
+type restartingCounter struct{ *engine.Engine }
+
+func (r restartingCounter) IncrBy(key string, n int64) (v int64, err error) {
+	if !engine.Reserved(key) || r.Engine.Exists(key) {
+		return r.Engine.IncrBy(key, n)
+	}
+	r.Engine.Update([]string{key}, func(tx *engine.Tx) {
+		defer tx.Quiet(tx.Quiet(true)) // name the events an IncrBy would
+		tx.Set(key, "0")
+		if v, err = tx.IncrBy(key, n); err == nil {
+			tx.Notify(key, engine.KindNew)
+			tx.Notify(key, engine.KindIncrBy)
+		}
+	})
+	return v, err
+}
+
+// flushAll's Flush deletes the reserved keys too, taking the lock
+// bookkeeping with the caller's keys.
+type flushAll struct{ *engine.Engine }
+
+func (f flushAll) Flush() { f.Engine.FlushAll() }
+
 var plantedModels = map[string]func(*engine.Engine, *clock.Mock) kv{
-	"quiet-persist": func(e *engine.Engine, _ *clock.Mock) kv { return quietPersist{e} },
-	"misnamed-incr": func(e *engine.Engine, _ *clock.Mock) kv { return misnamedIncr{e} },
-	"key-fence":     func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
-	"lazy-watch":    func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
-	"stale-get":     func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
-	"eager-expiry":  func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
+	"quiet-persist":      func(e *engine.Engine, _ *clock.Mock) kv { return quietPersist{e} },
+	"misnamed-incr":      func(e *engine.Engine, _ *clock.Mock) kv { return misnamedIncr{e} },
+	"flush-all":          func(e *engine.Engine, _ *clock.Mock) kv { return flushAll{e} },
+	"key-fence":          func(e *engine.Engine, _ *clock.Mock) kv { return &keyFence{Engine: e, n: map[string]int64{}} },
+	"restarting-counter": func(e *engine.Engine, _ *clock.Mock) kv { return restartingCounter{e} },
+	"lazy-watch":         func(e *engine.Engine, _ *clock.Mock) kv { return lazyWatch{e} },
+	"stale-get":          func(e *engine.Engine, _ *clock.Mock) kv { return &staleGet{Engine: e, seen: map[string]string{}} },
+	"eager-expiry":       func(e *engine.Engine, _ *clock.Mock) kv { return eagerExpiry{e} },
 }
 
 // plantedEnv selects the planted bug TestPlantedModelChild runs.
@@ -257,6 +293,21 @@ func TestPlantedModelCatchesEagerExpiry(t *testing.T) {
 func TestPlantedModelCatchesResetFence(t *testing.T) {
 	t.Parallel()
 	assertModelCatches(t, "key-fence", "the key's previous fence")
+}
+
+// TestPlantedModelCatchesRestartingCounter: a reserved counter that starts
+// again at 0 once deleted must be reported as resuming below a value it
+// had.
+func TestPlantedModelCatchesRestartingCounter(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "restarting-counter", "a value it had")
+}
+
+// TestPlantedModelCatchesFlushAll: a Flush that deletes the reserved keys
+// must be reported as losing a live reserved key.
+func TestPlantedModelCatchesFlushAll(t *testing.T) {
+	t.Parallel()
+	assertModelCatches(t, "flush-all", `Get("nxkv:n") = absent, want present`)
 }
 
 // TestPlantedModelCatchesLazyWatch: a Watch that misses expiry (and any

@@ -54,6 +54,15 @@ func intReply(i int64) reply    { return reply{kind: 'i', i: i} }
 func okReply() reply            { return strReply("OK") }
 func errReply(cls string) reply { return reply{kind: 'e', s: cls} }
 
+// must returns v, panicking on an error: the engines these tests drive
+// have no memory bound, so their writes never fail.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 func boolReply(b bool) reply {
 	if b {
 		return intReply(1)
@@ -210,7 +219,7 @@ func (d *differ) setPX(k, v string, ttl ttlArg) diffStep {
 
 func (d *differ) setNX(k, v string) diffStep {
 	return diffStep{name: fmt.Sprintf("SetNX(%q, %q)", k, v), redis: []any{"SETNX", k, v},
-		eng: func() reply { return boolReply(d.e.SetNX(k, v)) }}
+		eng: func() reply { return boolReply(must(d.e.SetNX(k, v))) }}
 }
 
 func (d *differ) setNXPX(k, v string, ttl ttlArg) diffStep {
@@ -300,7 +309,7 @@ func (d *differ) setWith(k, v string, cond engine.Condition, match string, get b
 
 func (d *differ) getSet(k, v string) diffStep {
 	return diffStep{name: fmt.Sprintf("GetSet(%q, %q)", k, v), redis: []any{"GETSET", k, v},
-		eng: func() reply { return optReply(d.e.GetSet(k, v)) }}
+		eng: func() reply { old, ok, err := d.e.GetSet(k, v); return optReply(old, must(ok, err)) }}
 }
 
 func (d *differ) getDel(k string) diffStep {
@@ -412,7 +421,7 @@ func (d *differ) compareAndDelete(k, v string) diffStep {
 
 func (d *differ) compareAndSwap(k, old, v string) diffStep {
 	return diffStep{name: fmt.Sprintf("CompareAndSwap(%q, %q, %q)", k, old, v), redis: []any{"EVAL", luaCAS, 1, k, old, v},
-		eng: func() reply { return boolReply(d.e.CompareAndSwap(k, old, v)) }}
+		eng: func() reply { return boolReply(must(d.e.CompareAndSwap(k, old, v))) }}
 }
 
 // compareAndPExpire takes ttl > 0 only: the engine rejects ttl <= 0 where

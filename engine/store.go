@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"sync"
 
 	"github.com/nxkv/nxkv/shard"
 	"github.com/nxkv/nxkv/ttl"
@@ -36,6 +37,26 @@ type shardState struct {
 	// this shard; it only grows, so the tokens of any one key strictly
 	// increase for the engine's lifetime.
 	fence int64
+	// counters is the largest value IncrBy gave a reserved key of this
+	// shard (ReservedPrefix), where an absent reserved key starts: it only
+	// grows, so the values of any one reserved counter strictly increase
+	// for the engine's lifetime, whatever deletes it.
+	counters int64
+	// reserved is the number of stored keys under ReservedPrefix, which
+	// Len leaves out.
+	reserved int
+	// used is the bytes the shard's keys cost (entryCost), and pending
+	// the part of its changes not yet added to the engine's total (see
+	// memory.quantum); both kept only when the engine is bounded.
+	used, pending int64
+	// loadMu guards loads. It is not the shard lock, so that callers
+	// joining a load do not queue with the shard's writers; it may be
+	// held while taking the shard lock, never the other way round.
+	loadMu sync.Mutex
+	// loads holds the GetOrLoad loads in progress of the shard's keys,
+	// each with at least one waiter; nil when there are none. Guarded by
+	// loadMu.
+	loads map[string]*flight
 }
 
 type shardT = shard.Shard[shardState]
@@ -76,6 +97,9 @@ func (e *Engine) peek(s *shardT, h uint64, key string, c *opState, timed bool, p
 		case !p.Found:
 			return peekAbsent, v
 		case c == nil, p.Exp == noDeadline && !timed:
+			if e.mem != nil {
+				e.touch(s, v, p.Hd)
+			}
 			return peekLive, v
 		}
 		now := e.at(c)
@@ -85,6 +109,9 @@ func (e *Engine) peek(s *shardT, h uint64, key string, c *opState, timed bool, p
 		}
 		if p.Exp != noDeadline && p.Exp < now {
 			return peekExpired, v
+		}
+		if e.mem != nil {
+			e.touch(s, v, p.Hd)
 		}
 		return peekLive, v
 	}
@@ -127,6 +154,9 @@ func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, kno
 		p.Value, p.Exp, p.Pos, p.Found = "", noDeadline, pos, false
 		return false
 	}
+	if e.mem != nil {
+		e.useLocked(s, p.Hd)
+	}
 	return true
 }
 
@@ -140,6 +170,12 @@ func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32, kind Kind, 
 		s.Aux.wheel.Cancel(hd)
 	}
 	key := ent.Key
+	if Reserved(key) {
+		s.Aux.reserved--
+	}
+	if e.mem != nil {
+		e.accountLocked(s, -entryCost(key, ent.Value, ent.Exp))
+	}
 	if rebuilt = s.DeleteLocked(hd, int(pos)); rebuilt {
 		e.rewheelLocked(s)
 	}
@@ -174,6 +210,14 @@ func (e *Engine) rewheelLocked(s *shardT) {
 // KindNew for operation c (nil: not a section's).
 func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64, pos int32, c *opState) {
 	hd := s.InsertAtLocked(pos, h, key, value, exp)
+	if Reserved(key) {
+		s.Aux.reserved++
+	}
+	if e.mem != nil {
+		e.accountLocked(s, entryCost(key, value, exp))
+		md := s.MetaLocked(hd)
+		md.Stamp, md.Freq = s.ClockLocked(), lfuInit
+	}
 	if exp != noDeadline {
 		e.scheduleLocked(s, hd, exp)
 	}
@@ -183,7 +227,15 @@ func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64,
 // updateLocked overwrites the live entry p found in place with value and
 // deadline exp. The caller reports the change.
 func (e *Engine) updateLocked(s *shardT, p *shard.Probe, value string, exp int64) {
-	s.EntryLocked(p.Hd).Value = value
+	ent := s.EntryLocked(p.Hd)
+	if e.mem != nil {
+		d := strCost(value) - strCost(ent.Value)
+		if d != 0 {
+			e.accountLocked(s, d)
+		}
+		s.MetaLocked(p.Hd).Pinned = false // a lock overwritten is a lock no more
+	}
+	ent.Value = value
 	e.retimeLocked(s, p, exp)
 }
 
@@ -192,6 +244,9 @@ func (e *Engine) updateLocked(s *shardT, p *shard.Probe, value string, exp int64
 // the change.
 func (e *Engine) retimeLocked(s *shardT, p *shard.Probe, exp int64) {
 	ent := s.EntryLocked(p.Hd)
+	if e.mem != nil {
+		e.retimeCostLocked(s, p.Hd, ent.Exp, exp)
+	}
 	if exp != ent.Exp {
 		if exp == noDeadline {
 			s.Aux.wheel.Cancel(p.Hd)
@@ -200,6 +255,18 @@ func (e *Engine) retimeLocked(s *shardT, p *shard.Probe, exp int64) {
 		}
 		ent.Exp = exp
 	}
+}
+
+// retimeCostLocked accounts a change of entry hd's deadline from old to
+// exp, and records the use. e.mem is set.
+func (e *Engine) retimeCostLocked(s *shardT, hd shard.Handle, old, exp int64) {
+	switch { // (no change: nothing to count)
+	case old == noDeadline && exp != noDeadline:
+		e.accountLocked(s, ttlCost)
+	case old != noDeadline && exp == noDeadline:
+		e.accountLocked(s, -ttlCost)
+	}
+	e.useLocked(s, hd)
 }
 
 // fireAt is when the wheel fires a key with deadline exp: one nanosecond

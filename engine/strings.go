@@ -21,7 +21,10 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 	s, _ := e.m.Shard(h)
 	if v, ok := s.ReadVersion(); ok {
 		// The common case, a key without a deadline or no key: no clock.
-		if value, exp, _, _, found, valid := s.Lookup(v, h, key); valid && exp == noDeadline {
+		if value, exp, hd, _, found, valid := s.Lookup(v, h, key); valid && exp == noDeadline {
+			if found && e.mem != nil {
+				e.touch(s, v, hd)
+			}
 			return value, found
 		}
 	}
@@ -48,11 +51,19 @@ func (e *Engine) getLocked(s *shardT, h uint64, key string, p *shard.Probe, know
 
 // Set stores value under key and clears any TTL, as Redis SET without
 // options, and reports KindSet (after KindNew if it creates the key). It
-// never fails and is safe for concurrent use. It never reads the clock
-// while no listener is registered: the result is the same whether a stored
-// key had expired or not; listeners are told, as Redis tells them, that an
-// expired key was reclaimed (KindExpired) and created anew.
-func (e *Engine) Set(key, value string) {
+// fails only with ErrOOM, changing nothing, when the engine is over its
+// memory bound and may evict nothing (see "Memory bound" in the package
+// doc); without a bound it never fails. It is safe for concurrent use. It
+// never reads the clock while no listener is registered: the result is the
+// same whether a stored key had expired or not; listeners are told, as
+// Redis tells them, that an expired key was reclaimed (KindExpired) and
+// created anew.
+func (e *Engine) Set(key, value string) error {
+	if e.full() {
+		if err := e.admit(); err != nil {
+			return err
+		}
+	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
 	var c *opState // the time is rarely needed: see swapLocked
@@ -63,6 +74,7 @@ func (e *Engine) Set(key, value string) {
 	s.Lock()
 	e.swapLocked(s, h, key, value, c)
 	s.Unlock()
+	return nil
 }
 
 // swapLocked stores value under key with no deadline, in the key's entry
@@ -80,6 +92,23 @@ func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) 
 		e.insertLocked(s, h, key, value, noDeadline, pos, c)
 		e.eventLocked(s, key, KindSet, c)
 		return "", noDeadline, false
+	}
+	if m := e.mem; m != nil {
+		// Inline, not a call: Set is the commonest write.
+		d := strCost(value) - strCost(old)
+		if exp != noDeadline {
+			d -= ttlCost
+		}
+		if d != 0 {
+			e.accountLocked(s, d)
+		}
+		md := s.MetaLocked(hd)
+		md.Pinned = false
+		if m.lfu {
+			e.use(md, s.ClockLocked())
+		} else {
+			md.Stamp = s.ClockLocked()
+		}
 	}
 	if exp != noDeadline {
 		s.Aux.wheel.Cancel(hd)
@@ -101,10 +130,15 @@ func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) 
 // SetPX stores value under key with a TTL, as Redis SET key value PX ttl,
 // and reports KindSet then KindExpire (after KindNew if it creates the key).
 // It returns ErrInvalidTTL, changing nothing, if ttl <= 0 or the deadline
-// overflows. It is safe for concurrent use.
+// overflows, and ErrOOM as Set does. It is safe for concurrent use.
 func (e *Engine) SetPX(key, value string, ttl time.Duration) error {
 	if ttl <= 0 {
 		return ErrInvalidTTL
+	}
+	if e.full() {
+		if err := e.admit(); err != nil {
+			return err
+		}
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
@@ -134,9 +168,16 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 
 // SetNX stores value under key only if key is absent (or expired), as Redis
 // SETNX, and reports whether it did, and KindNew then KindSet when it did.
-// It never touches a TTL: a key it creates has none. It is safe for
+// It never touches a TTL: a key it creates has none. It returns ErrOOM as
+// Set does (whether or not key is present, as Redis). It is safe for
 // concurrent use; finding the key held takes no lock.
-func (e *Engine) SetNX(key, value string) bool {
+func (e *Engine) SetNX(key, value string) (bool, error) {
+	m := e.mem // read once: this path is a failed lock attempt's
+	if m != nil && m.total.Load() > m.limit {
+		if err := e.admit(); err != nil {
+			return false, err
+		}
+	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
 	var c opState
@@ -145,10 +186,13 @@ func (e *Engine) SetNX(key, value string) bool {
 	if v, ok := s.ReadVersion(); ok {
 		// The common cases, a key without a deadline or no key, need no
 		// time: the first lookup decides.
-		_, exp, _, pos, found, valid := s.Lookup(v, h, key)
+		_, exp, hd, pos, found, valid := s.Lookup(v, h, key)
 		if valid && exp == noDeadline {
 			if found {
-				return false
+				if m != nil {
+					e.touch(s, v, hd)
+				}
+				return false, nil
 			}
 			// Absent: insert where the lookup left off, if the shard is
 			// still as it saw it. This path is the lock acquisition's, so
@@ -158,18 +202,18 @@ func (e *Engine) SetNX(key, value string) bool {
 				e.insertLocked(s, h, key, value, noDeadline, pos, nil)
 				e.eventLocked(s, key, KindSet, nil)
 				s.Unlock()
-				return true
+				return true, nil
 			}
 		}
 	}
 	st, v := e.peek(s, h, key, &c, false, &p)
 	if st == peekLive {
-		return false
+		return false, nil
 	}
 	known := e.lockAfter(s, st, v, &c)
 	ok := e.setNXLocked(s, h, key, value, &p, known, &c)
 	s.Unlock()
-	return ok
+	return ok, nil
 }
 
 func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, p *shard.Probe, known bool, c *opState) bool {
@@ -186,10 +230,16 @@ func (e *Engine) setNXLocked(s *shardT, h uint64, key, value string, p *shard.Pr
 // reports whether it wrote, and KindNew, KindSet and KindExpire when it
 // did; it returns ErrInvalidTTL, changing nothing, if
 // ttl <= 0 or the deadline overflows (checked before the key, as Redis
-// does). It is safe for concurrent use; finding the key held takes no lock.
+// does), and ErrOOM as Set does. It is safe for concurrent use; finding the
+// key held takes no lock.
 func (e *Engine) SetNXPX(key, value string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
+	}
+	if e.full() {
+		if err := e.admit(); err != nil {
+			return false, err
+		}
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
@@ -232,11 +282,18 @@ func (e *Engine) setNXPXLocked(s *shardT, h uint64, key, value string, ttl time.
 // counter of the key's shard, incremented in the same critical section as
 // the write, so tokens follow acquisition order; it costs no key and no
 // memory per key, and nothing a caller does to keys can reset it. fence is 0
-// when ok is false. Errors and events are SetNXPX's. It is safe for
+// when ok is false. Errors and events are SetNXPX's. The key it writes is
+// a held lock to a bounded engine: never evicted while it lives, unless
+// overwritten (see "Memory bound" in the package doc). It is safe for
 // concurrent use.
 func (e *Engine) SetNXPXFenced(key, value string, ttl time.Duration) (fence int64, ok bool, err error) {
 	if ttl <= 0 {
 		return 0, false, ErrInvalidTTL
+	}
+	if e.full() {
+		if err := e.admit(); err != nil {
+			return 0, false, err
+		}
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
@@ -261,6 +318,9 @@ func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl
 	if !ok {
 		return 0, false, err
 	}
+	if e.mem != nil {
+		e.pinLocked(s, h, key)
+	}
 	s.Aux.fence++
 	return s.Aux.fence, true, nil
 }
@@ -275,7 +335,8 @@ func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl
 // rejects PXAT <= 0), or a deadline beyond year 2262. An At in the past is
 // accepted: the write happens and the key is at once gone. A successful
 // write clears the TTL unless KeepTTL, TTL or At is given. IfEqual never
-// creates a key. It is safe for concurrent use.
+// creates a key. Then ErrOOM as Set returns it, whatever the condition. It
+// is safe for concurrent use.
 //
 // A write reports KindSet (after KindNew if it creates the key), then
 // KindExpire if TTL or At is given, and KindExpired if At has passed: the
@@ -285,6 +346,11 @@ func (e *Engine) SetWith(key, value string, args SetArgs) (SetResult, error) {
 	at, err := args.check()
 	if err != nil {
 		return SetResult{}, err
+	}
+	if e.full() {
+		if err := e.admit(); err != nil {
+			return SetResult{}, err
+		}
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
@@ -379,8 +445,14 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 
 // GetSet stores value under key, discarding any TTL, and returns the old
 // value, as Redis GETSET; ok is false if key was absent or expired. Its
-// events are Set's. It is safe for concurrent use.
-func (e *Engine) GetSet(key, value string) (old string, ok bool) {
+// events are Set's. It returns ErrOOM as Set does. It is safe for
+// concurrent use.
+func (e *Engine) GetSet(key, value string) (old string, ok bool, err error) {
+	if e.full() {
+		if err := e.admit(); err != nil {
+			return "", false, err
+		}
+	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
 	var c opState
@@ -388,7 +460,7 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool) {
 	s.Lock()
 	old, ok = e.getSetLocked(s, h, key, value, &c)
 	s.Unlock()
-	return old, ok
+	return old, ok, nil
 }
 
 func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opState) (string, bool) {
@@ -425,12 +497,20 @@ func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opState) (stri
 
 // IncrBy adds n to the integer stored under key and returns the result, as
 // Redis INCRBY. An absent or expired key counts as 0 and is created without
-// a TTL; an existing key keeps its TTL. It returns ErrNotInteger if the
-// value is not a base-10 int64 in Redis's strict form (no spaces, no '+',
-// no leading zeros, "-0" rejected), and ErrOverflow if the sum overflows;
-// then nothing changes. It reports KindIncrBy (after KindNew if it creates
-// the key). It is safe for concurrent use.
+// a TTL; an existing key keeps its TTL. A key under ReservedPrefix is a
+// counter that never goes back: absent, it counts as the largest value
+// IncrBy gave any reserved key of its shard instead of 0 (see "Fencing" in
+// the package doc). It returns ErrNotInteger if the value is not a base-10
+// int64 in Redis's strict form (no spaces, no '+', no leading zeros, "-0"
+// rejected), ErrOverflow if the sum overflows, and ErrOOM as Set does; then
+// nothing changes. It reports KindIncrBy (after KindNew if it creates the
+// key). It is safe for concurrent use.
 func (e *Engine) IncrBy(key string, n int64) (int64, error) {
+	if e.full() {
+		if err := e.admit(); err != nil {
+			return 0, err
+		}
+	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
 	var c opState
@@ -444,17 +524,23 @@ func (e *Engine) IncrBy(key string, n int64) (int64, error) {
 func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opState) (int64, error) {
 	var p shard.Probe
 	held := e.liveLocked(s, h, key, &p, false, c)
+	counter := Reserved(key)
 	var cur int64
 	if held {
 		var ok bool
 		if cur, ok = parseInt(p.Value); !ok {
 			return 0, ErrNotInteger
 		}
+	} else if counter {
+		cur = s.Aux.counters // a reserved counter resumes above every value it had
 	}
 	if (n > 0 && cur > math.MaxInt64-n) || (n < 0 && cur < math.MinInt64-n) {
 		return 0, ErrOverflow
 	}
 	sum := cur + n
+	if counter && sum > s.Aux.counters {
+		s.Aux.counters = sum
+	}
 	v := strconv.FormatInt(sum, 10)
 	if held {
 		e.updateLocked(s, &p, v, p.Exp)

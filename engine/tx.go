@@ -25,10 +25,18 @@ import (
 // to listeners as the Engine methods of the same name do, in the section's
 // order, unless the section names them itself (Quiet, Notify). Update is
 // safe for concurrent use.
+//
+// A bounded engine admits a section as a whole, before locking, as Redis
+// admits a command (see "Memory bound" in the package doc): if it is over
+// its bound and cannot evict, every write of the section that may add
+// memory fails with ErrOOM, while its reads and deletes work.
 func (e *Engine) Update(keys []string, fn func(tx *Tx)) {
 	// fn may keep tx (against the rules), so tx lives on the heap: one
 	// allocation, which holds the shard list of most sections too.
 	tx := Tx{e: e}
+	if e.full() {
+		tx.oom = e.admit() // before any lock: eviction takes shard locks
+	}
 	e.begin(&tx.c)
 	tx.shards = e.lockShards(keys, tx.buf[:0])
 	tx.all = len(keys) == 0
@@ -51,6 +59,7 @@ type Tx struct {
 	shards []int // locked shards, ascending
 	all    bool  // every shard is locked
 	done   bool  // Update returned
+	oom    error // ErrOOM if the bounded engine could not admit the section
 	buf    [16]int
 }
 
@@ -77,9 +86,13 @@ func (tx *Tx) Get(key string) (string, bool) {
 }
 
 // Set is Engine.Set inside the section.
-func (tx *Tx) Set(key, value string) {
+func (tx *Tx) Set(key, value string) error {
 	s, h := tx.shard(key)
+	if tx.oom != nil {
+		return tx.oom
+	}
 	tx.e.swapLocked(s, h, key, value, &tx.c)
+	return nil
 }
 
 // SetWith is Engine.SetWith inside the section.
@@ -89,6 +102,9 @@ func (tx *Tx) SetWith(key, value string, args SetArgs) (SetResult, error) {
 		return SetResult{}, err
 	}
 	s, h := tx.shard(key)
+	if tx.oom != nil {
+		return SetResult{}, tx.oom
+	}
 	return tx.e.setWithLocked(s, h, key, value, &args, at, &tx.c)
 }
 
@@ -98,13 +114,20 @@ func (tx *Tx) SetNXPXFenced(key, value string, ttl time.Duration) (int64, bool, 
 		return 0, false, ErrInvalidTTL
 	}
 	s, h := tx.shard(key)
+	if tx.oom != nil {
+		return 0, false, tx.oom
+	}
 	return tx.e.setNXPXFencedLocked(s, h, key, value, ttl, new(shard.Probe), false, &tx.c)
 }
 
 // GetSet is Engine.GetSet inside the section.
-func (tx *Tx) GetSet(key, value string) (string, bool) {
+func (tx *Tx) GetSet(key, value string) (string, bool, error) {
 	s, h := tx.shard(key)
-	return tx.e.getSetLocked(s, h, key, value, &tx.c)
+	if tx.oom != nil {
+		return "", false, tx.oom
+	}
+	old, ok := tx.e.getSetLocked(s, h, key, value, &tx.c)
+	return old, ok, nil
 }
 
 // GetDel is Engine.GetDel inside the section.
@@ -180,6 +203,9 @@ func (tx *Tx) Persist(key string) bool {
 // IncrBy is Engine.IncrBy inside the section.
 func (tx *Tx) IncrBy(key string, n int64) (int64, error) {
 	s, h := tx.shard(key)
+	if tx.oom != nil {
+		return 0, tx.oom
+	}
 	return tx.e.incrByLocked(s, h, key, n, &tx.c)
 }
 
@@ -190,9 +216,12 @@ func (tx *Tx) CompareAndDelete(key, value string) bool {
 }
 
 // CompareAndSwap is Engine.CompareAndSwap inside the section.
-func (tx *Tx) CompareAndSwap(key, old, value string) bool {
+func (tx *Tx) CompareAndSwap(key, old, value string) (bool, error) {
 	s, h := tx.shard(key)
-	return tx.e.compareAndSwapLocked(s, h, key, old, value, &tx.c)
+	if tx.oom != nil {
+		return false, tx.oom
+	}
+	return tx.e.compareAndSwapLocked(s, h, key, old, value, &tx.c), nil
 }
 
 // CompareAndPExpire is Engine.CompareAndPExpire inside the section.
@@ -204,27 +233,39 @@ func (tx *Tx) CompareAndPExpire(key, value string, ttl time.Duration) (bool, err
 	return tx.e.compareAndPExpireLocked(s, h, key, value, ttl, &tx.c)
 }
 
-// Len is Engine.Len over the section's shards: every key when Update locked
-// every shard, counting expired keys not yet reclaimed (as Redis DBSIZE).
-// Unlike Engine.Len it is an atomic snapshot.
-func (tx *Tx) Len() int {
+// Len is Engine.Len over the section's shards: every key outside
+// ReservedPrefix when Update locked every shard, counting expired keys not
+// yet reclaimed (as Redis DBSIZE). Unlike Engine.Len it is an atomic
+// snapshot.
+func (tx *Tx) Len() int { return tx.count(false) }
+
+// LenAll is Len counting the keys under ReservedPrefix too.
+func (tx *Tx) LenAll() int { return tx.count(true) }
+
+func (tx *Tx) count(all bool) int {
 	tx.check()
 	n := 0
 	for _, i := range tx.shards {
-		n += tx.e.m.ShardAt(i).LenLocked()
+		n += lenLocked(tx.e.m.ShardAt(i), all)
 	}
 	return n
 }
 
-// Flush deletes every key of the section's shards (Engine.Flush when
-// Update locked every shard), waking the watchers of the keys it deletes.
-// When Update locked every shard it reports one KindFlush event; otherwise
-// it reports each key it deletes, as KindDel (or KindExpired for a key
-// already expired).
-func (tx *Tx) Flush() {
+// Flush deletes every key outside ReservedPrefix of the section's shards
+// (Engine.Flush when Update locked every shard), waking the watchers of
+// the keys it deletes. When Update locked every shard it reports one
+// KindFlush event; otherwise it reports each key it deletes, as KindDel
+// (or KindExpired for a key already expired).
+func (tx *Tx) Flush() { tx.flush(false) }
+
+// FlushAll is Flush deleting the keys under ReservedPrefix too
+// (Engine.FlushAll when Update locked every shard).
+func (tx *Tx) FlushAll() { tx.flush(true) }
+
+func (tx *Tx) flush(all bool) {
 	tx.check()
 	for _, i := range tx.shards {
-		tx.e.flushLocked(tx.e.m.ShardAt(i), !tx.all, &tx.c)
+		tx.e.flushLocked(tx.e.m.ShardAt(i), all, !tx.all, &tx.c)
 	}
 	if o := tx.e.m.ShardAt(tx.shards[0]).Aux.obs; tx.all && o.listened() && !tx.c.quiet {
 		o.feed.deliver(Event{Kind: KindFlush})
@@ -238,14 +279,20 @@ func (tx *Tx) check() {
 	}
 }
 
-// Range calls fn with every live key of the section's shards (all keys when
-// Update locked every shard) until fn returns false. fn may use tx; keys
-// it writes or deletes meanwhile may or may not be visited.
-func (tx *Tx) Range(fn func(key string) bool) {
+// Range calls fn with every live key outside ReservedPrefix of the
+// section's shards (all such keys when Update locked every shard) until fn
+// returns false. fn may use tx; keys it writes or deletes meanwhile may or
+// may not be visited.
+func (tx *Tx) Range(fn func(key string) bool) { tx.rangeKeys(false, fn) }
+
+// RangeAll is Range visiting the keys under ReservedPrefix too.
+func (tx *Tx) RangeAll(fn func(key string) bool) { tx.rangeKeys(true, fn) }
+
+func (tx *Tx) rangeKeys(all bool, fn func(key string) bool) {
 	tx.check()
 	var buf []string
 	for _, i := range tx.shards {
-		buf = tx.e.appendLiveLocked(tx.e.m.ShardAt(i), buf[:0], &tx.c)
+		buf = tx.e.appendLiveLocked(tx.e.m.ShardAt(i), all, buf[:0], &tx.c)
 		for _, k := range buf {
 			if !fn(k) {
 				return

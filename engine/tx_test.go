@@ -271,3 +271,136 @@ func TestIterationDeletesExpired(t *testing.T) {
 		})
 	}
 }
+
+// TestReservedCounterNeverRepeats: a counter under ReservedPrefix, deleted
+// by Del, Flush or expiry, resumes above every value it had (inside an
+// Update too), while a plain key restarts at 1 as in Redis.
+func TestReservedCounterNeverRepeats(t *testing.T) {
+	e, mc := newTestEngine(t)
+	const c = ReservedPrefix + "sem:{x}pool#f"
+	var last int64
+	next := func(round int, incr func() (int64, error)) {
+		t.Helper()
+		v, err := incr()
+		if err != nil || v <= last {
+			t.Fatalf("round %d: IncrBy(%q, 1) = %d, %v, want > %d", round, c, v, err, last)
+		}
+		last = v
+	}
+	for i := range 12 {
+		if i%2 == 0 {
+			next(i, func() (int64, error) { return e.IncrBy(c, 1) })
+		} else {
+			next(i, func() (v int64, err error) {
+				e.Update([]string{c}, func(tx *Tx) { v, err = tx.IncrBy(c, 1) })
+				return v, err
+			})
+		}
+		switch i % 4 {
+		case 0:
+			e.Del(c)
+		case 1:
+			e.Flush()
+		case 2:
+			e.PExpire(c, time.Millisecond)
+			mc.Add(2 * time.Millisecond)
+		case 3:
+			e.GetDel(c)
+		}
+	}
+	e.IncrBy("plain", 5)
+	e.Del("plain")
+	if v, _ := e.IncrBy("plain", 1); v != 1 {
+		t.Fatalf("IncrBy of a plain key after Del = %d, want 1 as in Redis", v)
+	}
+}
+
+// TestReservedKeysStayOut: Len, Range, Scan and Flush (and Tx's) leave the
+// keys under ReservedPrefix alone; their ...All forms include them; both
+// delete expired keys they meet.
+func TestReservedKeysStayOut(t *testing.T) {
+	e, mc := newTestEngine(t)
+	const r1, r2 = ReservedPrefix + "sem:{x}pool#0", ReservedPrefix + "sem:{x}pool#f"
+	fill := func() {
+		e.Set("a", "1")
+		e.SetPX("b", "2", time.Hour)
+		e.SetPX(r1, "lease", time.Hour)
+		e.IncrBy(r2, 1)
+		e.SetPX(ReservedPrefix+"gone", "x", time.Millisecond)
+		e.SetPX("gone", "x", time.Millisecond)
+	}
+	fill()
+	mc.Add(2 * time.Millisecond)
+	keys := func(rng func(func(string) bool)) []string {
+		var ks []string
+		rng(func(k string) bool { ks = append(ks, k); return true })
+		slices.Sort(ks)
+		return ks
+	}
+	scan := func(scan func(uint64, func(string)) uint64) func(func(string) bool) {
+		return func(fn func(string) bool) {
+			for c := scan(0, func(k string) { fn(k) }); c != 0; c = scan(c, func(k string) { fn(k) }) {
+			}
+		}
+	}
+	user, all := []string{"a", "b"}, []string{"a", "b", r1, r2}
+	for _, tc := range []struct {
+		name string
+		got  []string
+		want []string
+	}{
+		{"Range", keys(e.Range), user},
+		{"RangeAll", keys(e.RangeAll), all},
+		{"Scan", keys(scan(e.Scan)), user},
+		{"ScanAll", keys(scan(e.ScanAll)), all},
+	} {
+		if !slices.Equal(tc.got, tc.want) {
+			t.Errorf("%s = %q, want %q", tc.name, tc.got, tc.want)
+		}
+	}
+	if n, m := e.Len(), e.LenAll(); n != 2 || m != 4 {
+		t.Fatalf("Len, LenAll = %d, %d after the expired keys were met, want 2, 4", n, m)
+	}
+	e.Update(nil, func(tx *Tx) {
+		if n, m := tx.Len(), tx.LenAll(); n != 2 || m != 4 {
+			t.Errorf("tx.Len, tx.LenAll = %d, %d, want 2, 4", n, m)
+		}
+		if got := keys(tx.Range); !slices.Equal(got, user) {
+			t.Errorf("tx.Range = %q, want %q", got, user)
+		}
+		if got := keys(tx.RangeAll); !slices.Equal(got, all) {
+			t.Errorf("tx.RangeAll = %q, want %q", got, all)
+		}
+	})
+	lease, stop := e.Watch(r1)
+	defer stop()
+	var events []Event
+	stopListen := e.Listen(func(ev Event) { events = append(events, ev) })
+	e.Flush()
+	stopListen()
+	if closed(lease) {
+		t.Fatal("Flush fired the watch of a reserved key")
+	}
+	if len(events) != 1 || events[0].Kind != KindFlush {
+		t.Fatalf("Flush reported %v to listeners, want one KindFlush", events)
+	}
+	if got := keys(e.RangeAll); !slices.Equal(got, []string{r1, r2}) || e.Len() != 0 || e.LenAll() != 2 {
+		t.Fatalf("after Flush: RangeAll = %q, Len %d, LenAll %d; want the reserved keys only", got, e.Len(), e.LenAll())
+	}
+	e.Update(nil, func(tx *Tx) { tx.Flush() })
+	if e.LenAll() != 2 {
+		t.Fatalf("tx.Flush deleted reserved keys: LenAll = %d, want 2", e.LenAll())
+	}
+	e.FlushAll()
+	if !closed(lease) || e.LenAll() != 0 {
+		t.Fatalf("after FlushAll: watch fired %v, LenAll %d; want true, 0", closed(lease), e.LenAll())
+	}
+	fill()
+	e.Update(nil, func(tx *Tx) { tx.FlushAll() })
+	if e.LenAll() != 0 {
+		t.Fatalf("tx.FlushAll left %d keys", e.LenAll())
+	}
+	if err := Verify(e); err != nil {
+		t.Fatal(err)
+	}
+}

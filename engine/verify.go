@@ -28,9 +28,31 @@ func (e *Engine) verify() error {
 		s.Lock()
 		err := e.verifyLocked(s, i)
 		s.Unlock()
+		if err == nil {
+			err = verifyLoads(&s.Aux, i) // loadMu is never taken under the shard lock
+		}
 		if err != nil {
 			return err
 		}
+	}
+	if e.mem != nil {
+		return e.verifyTotal()
+	}
+	return nil
+}
+
+// verifyTotal checks, with every shard locked (the total changes only
+// under a shard lock), that the engine's total is what the shards count
+// less what they hold back.
+func (e *Engine) verifyTotal() error {
+	var counted int64
+	for _, i := range e.lockShards(nil, nil) {
+		s := e.m.ShardAt(i)
+		counted += s.Aux.used - s.Aux.pending
+		defer s.Unlock()
+	}
+	if total := e.mem.total.Load(); counted != total {
+		return fmt.Errorf("engine: the shards count %d bytes, the total says %d", counted, total)
 	}
 	return nil
 }
@@ -41,9 +63,14 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 		return fmt.Errorf("engine: shard %d: %w", i, err)
 	}
 	w := s.Aux.wheel
-	scheduled := 0
+	scheduled, reserved := 0, 0
+	var used int64
 	var err error
 	s.RangeLocked(func(hd shard.Handle, ent *shard.Entry) bool {
+		if Reserved(ent.Key) {
+			reserved++
+		}
+		used += entryCost(ent.Key, ent.Value, ent.Exp)
 		h := e.m.Hash(ent.Key)
 		var d int64
 		var sched bool
@@ -72,6 +99,15 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 	if err != nil {
 		return err
 	}
+	if reserved != s.Aux.reserved {
+		return fmt.Errorf("engine: shard %d: holds %d reserved keys, counts %d", i, reserved, s.Aux.reserved)
+	}
+	if e.mem != nil && used != s.Aux.used {
+		return fmt.Errorf("engine: shard %d: its keys cost %d bytes, it counts %d", i, used, s.Aux.used)
+	}
+	if e.mem != nil && (s.Aux.pending > e.mem.quantum || s.Aux.pending < -e.mem.quantum) {
+		return fmt.Errorf("engine: shard %d: holds back %d bytes, past the quantum %d", i, s.Aux.pending, e.mem.quantum)
+	}
 	if w != nil && w.Len() != scheduled {
 		return fmt.Errorf("engine: shard %d: wheel holds %d handles, %d stored entries are scheduled", i, w.Len(), scheduled)
 	}
@@ -95,6 +131,23 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 			if w.done {
 				return fmt.Errorf("engine: shard %d: finished watcher still listed for %q", i, key)
 			}
+		}
+	}
+	return nil
+}
+
+// verifyLoads checks that every listed load is unfinished and waited for.
+func verifyLoads(st *shardState, i int) error {
+	st.loadMu.Lock()
+	defer st.loadMu.Unlock()
+	for key, f := range st.loads {
+		select {
+		case <-f.done:
+			return fmt.Errorf("engine: shard %d: finished load of %q still listed", i, key)
+		default:
+		}
+		if f.waiters <= 0 {
+			return fmt.Errorf("engine: shard %d: load of %q listed with %d waiters", i, key, f.waiters)
 		}
 	}
 	return nil

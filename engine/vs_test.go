@@ -24,9 +24,9 @@ import (
 // store is the surface the paired benchmarks drive.
 type store interface {
 	Get(k string) (string, bool)
-	Set(k, v string)
-	GetSet(k, v string) (string, bool)
-	SetNX(k, v string) bool
+	Set(k, v string) error
+	GetSet(k, v string) (string, bool, error)
+	SetNX(k, v string) (bool, error)
 	SetNXPX(k, v string, ttl time.Duration) (bool, error)
 	CompareAndDelete(k, v string) bool
 }
@@ -59,13 +59,14 @@ func (m *lockedMap) Get(k string) (string, bool) {
 	return e.v, ok
 }
 
-func (m *lockedMap) Set(k, v string) {
+func (m *lockedMap) Set(k, v string) error {
 	m.mu.Lock()
 	m.m[k] = lmEntry{v: v}
 	m.mu.Unlock()
+	return nil
 }
 
-func (m *lockedMap) GetSet(k, v string) (string, bool) {
+func (m *lockedMap) GetSet(k, v string) (string, bool, error) {
 	m.mu.Lock()
 	e, ok := m.m[k]
 	if ok && e.exp != 0 && time.Now().UnixNano() > e.exp {
@@ -73,19 +74,19 @@ func (m *lockedMap) GetSet(k, v string) (string, bool) {
 	}
 	m.m[k] = lmEntry{v: v}
 	m.mu.Unlock()
-	return e.v, ok
+	return e.v, ok, nil
 }
 
-func (m *lockedMap) SetNX(k, v string) bool {
+func (m *lockedMap) SetNX(k, v string) (bool, error) {
 	m.mu.Lock()
 	e, ok := m.m[k]
 	if ok && (e.exp == 0 || time.Now().UnixNano() <= e.exp) {
 		m.mu.Unlock()
-		return false
+		return false, nil
 	}
 	m.m[k] = lmEntry{v: v}
 	m.mu.Unlock()
-	return true
+	return true, nil
 }
 
 func (m *lockedMap) SetNXPX(k, v string, ttl time.Duration) (bool, error) {
@@ -125,9 +126,9 @@ var vsOps = []vsOp{
 	{"Get", setAll(0), func(s store, k string) { sinkS, sinkB = s.Get(k) }},
 	{"GetTTL", setAll(time.Hour), func(s store, k string) { sinkS, sinkB = s.Get(k) }},
 	{"Set", setAll(0), func(s store, k string) { s.Set(k, "w") }},
-	{"GetSet", setAll(0), func(s store, k string) { sinkS, sinkB = s.GetSet(k, "w") }},
-	{"SetNX-held", setAll(0), func(s store, k string) { sinkB = s.SetNX(k, "w") }},
-	{"SetNX-free+CAD", setAll(-1), func(s store, k string) { sinkB = s.SetNX(k, "w"); s.CompareAndDelete(k, "w") }},
+	{"GetSet", setAll(0), func(s store, k string) { sinkS, sinkB, _ = s.GetSet(k, "w") }},
+	{"SetNX-held", setAll(0), func(s store, k string) { sinkB, _ = s.SetNX(k, "w") }},
+	{"SetNX-free+CAD", setAll(-1), func(s store, k string) { sinkB, _ = s.SetNX(k, "w"); s.CompareAndDelete(k, "w") }},
 	{"SetNXPX-held", setAll(time.Hour), func(s store, k string) { sinkB, _ = s.SetNXPX(k, "w", 30*time.Second) }},
 	{"CompareAndDelete-other", setAll(0), func(s store, k string) { sinkB = s.CompareAndDelete(k, "other") }},
 	{"LockCycle", setAll(-1), func(s store, k string) {

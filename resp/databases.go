@@ -38,11 +38,11 @@ func cmdSelect(x *call) {
 
 func cmdDBSize(x *call) {
 	if !x.tx {
-		x.w.int(int64(x.s.DB(x.db).Len()))
+		x.w.int(int64(x.s.DB(x.db).LenAll()))
 		return
 	}
 	n := 0
-	x.st.Range(func(string) bool { n++; return true })
+	x.st.RangeAll(func(string) bool { n++; return true })
 	x.w.int(int64(n))
 }
 
@@ -70,7 +70,7 @@ func (x *call) flushDB(i int) {
 			return
 		}
 		var keys []string
-		st.Range(func(k string) bool { keys = append(keys, k); return true })
+		st.RangeAll(func(k string) bool { keys = append(keys, k); return true })
 		st.Del(keys...)
 		return
 	}
@@ -141,7 +141,7 @@ type storedKey struct {
 // snapshot returns the live keys of st with their values and deadlines.
 func snapshot(st store) []storedKey {
 	var out []storedKey
-	st.Range(func(k string) bool {
+	st.RangeAll(func(k string) bool {
 		v, _ := st.Get(k)
 		at, _ := st.ExpireTime(k)
 		out = append(out, storedKey{key: k, value: v, at: at})

@@ -19,9 +19,9 @@ import (
 type store interface {
 	Now() time.Time
 	Get(key string) (string, bool)
-	Set(key, value string)
+	Set(key, value string) error
 	SetWith(key, value string, args engine.SetArgs) (engine.SetResult, error)
-	GetSet(key, value string) (string, bool)
+	GetSet(key, value string) (string, bool, error)
 	GetDel(key string) (string, bool)
 	Del(keys ...string) int
 	Exists(key string) bool
@@ -32,7 +32,7 @@ type store interface {
 	Persist(key string) bool
 	IncrBy(key string, n int64) (int64, error)
 	CompareAndDelete(key, value string) bool
-	Range(fn func(key string) bool)
+	RangeAll(fn func(key string) bool)
 }
 
 // update runs fn inside an engine section over keys (every shard when keys
@@ -45,12 +45,12 @@ func engineClock(e *engine.Engine) clock.Clock { return e.Clock() }
 
 func newEngine(c clock.Clock) *engine.Engine { return engine.New(engine.Options{Clock: c}) }
 
-func flush(e *engine.Engine) { e.Flush() }
+func flush(e *engine.Engine) { e.FlushAll() }
 
 // store returns database i as a store.
 func (s *Server) store(i int) store { return s.DB(i) }
 
-func scan(e *engine.Engine, cursor uint64, fn func(string)) uint64 { return e.Scan(cursor, fn) }
+func scan(e *engine.Engine, cursor uint64, fn func(string)) uint64 { return e.ScanAll(cursor, fn) }
 
 // txSet holds the transactions of the databases an atomic section locked.
 type txSet struct {

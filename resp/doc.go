@@ -89,6 +89,14 @@
 // never wakes). A deadline beyond the engine's range (after the year 2262),
 // which Redis would accept, is an error rather than a different deadline.
 //
+// Keys under "nxkv:" (engine.ReservedPrefix) are the lock clients'
+// bookkeeping. Clients see them as any other key, as Redis would show a
+// lock library's keys: DBSIZE counts them, KEYS and SCAN list them, FLUSHDB
+// and FLUSHALL delete them. One thing differs: to INCR, INCRBY, DECR and
+// DECRBY such a key, when absent, counts not as 0 but as the largest value
+// they ever gave a reserved key of its engine shard, so that a fencing
+// counter deleted by FLUSHALL or DEL never hands out a token twice.
+//
 // # Commands
 //
 // The commands the server implements are listed, by group, with the Redis

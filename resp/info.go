@@ -192,7 +192,7 @@ func (x *call) infoSection(name string) string {
 		for i := range Databases {
 			keys, expires := 0, 0
 			count := func(st store) {
-				st.Range(func(k string) bool {
+				st.RangeAll(func(k string) bool {
 					keys++
 					if at, ok := st.ExpireTime(k); ok && !at.IsZero() {
 						expires++
@@ -202,7 +202,7 @@ func (x *call) infoSection(name string) string {
 			}
 			if x.tx {
 				count(x.txs.get(i)) // cmdInfo checked that it holds them all
-			} else if e := s.existingDB(i); e != nil && e.Len() != 0 {
+			} else if e := s.existingDB(i); e != nil && e.LenAll() != 0 {
 				update(e, nil, count)
 			}
 			if keys > 0 {

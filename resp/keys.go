@@ -57,7 +57,7 @@ func cmdKeys(x *call) {
 	all := pat == "*"
 	var keys []string
 	x.atomic(nil, func(st store) {
-		st.Range(func(k string) bool {
+		st.RangeAll(func(k string) bool {
 			if all || globMatch(pat, k) {
 				keys = append(keys, k)
 			}
@@ -139,7 +139,7 @@ func cmdScan(x *call) {
 	}
 	next := uint64(0)
 	if x.tx {
-		x.st.Range(func(k string) bool { add(k); return true })
+		x.st.RangeAll(func(k string) bool { add(k); return true })
 	} else {
 		e := x.s.DB(x.db)
 		visited := int64(0)
@@ -330,7 +330,7 @@ func cmdRandomKey(x *call) {
 	if x.tx {
 		var pick string
 		n := 0
-		x.st.Range(func(k string) bool {
+		x.st.RangeAll(func(k string) bool {
 			n++
 			if rand.IntN(n) == 0 {
 				pick = k
@@ -348,7 +348,7 @@ func cmdRandomKey(x *call) {
 	cur, first := rand.Uint64(), uint64(0)
 	for i := 0; ; i++ {
 		var keys []string
-		next := e.Scan(cur, func(k string) { keys = append(keys, k) })
+		next := e.ScanAll(cur, func(k string) { keys = append(keys, k) })
 		if len(keys) > 0 {
 			x.w.bulkString(keys[rand.IntN(len(keys))])
 			return

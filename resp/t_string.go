@@ -215,7 +215,11 @@ func cmdSetEX(x *call) {
 }
 
 func cmdGetSet(x *call) {
-	old, ok := x.st.GetSet(x.key(1), string(x.args[2]))
+	old, ok, err := x.st.GetSet(x.key(1), string(x.args[2]))
+	if err != nil {
+		x.engineErr(err)
+		return
+	}
 	if !ok {
 		x.w.null()
 		return

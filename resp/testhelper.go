@@ -51,7 +51,7 @@ func NewT(t TB, opts Options) *Server {
 func (s *Server) Get(key string) (string, bool) { return s.Engine().Get(key) }
 
 // Set stores value under key in database 0 without a TTL, as SET.
-func (s *Server) Set(key, value string) { s.Engine().Set(key, value) }
+func (s *Server) Set(key, value string) { _ = s.Engine().Set(key, value) }
 
 // SetTTL stores value under key in database 0 with a TTL, as SET PX; it
 // returns engine.ErrInvalidTTL for ttl <= 0.
@@ -71,7 +71,7 @@ func (s *Server) Del(keys ...string) int { return s.Engine().Del(keys...) }
 func (s *Server) Keys() []string {
 	var keys []string
 	update(s.Engine(), nil, func(st store) {
-		st.Range(func(k string) bool { keys = append(keys, k); return true })
+		st.RangeAll(func(k string) bool { keys = append(keys, k); return true })
 	})
 	return keys
 }

@@ -52,7 +52,8 @@
 //
 // An entry is 40 bytes plus its strings, which are the caller's own (never
 // copied); the entry array grows by a quarter when full, so it is 80-100%
-// used. The index costs 5 bytes per slot at a load of 7/16 to 7/8. When a
+// used. A shard that keeps eviction metadata (Meta) adds 8 bytes per entry
+// in an array beside it. The index costs 5 bytes per slot at a load of 7/16 to 7/8. When a
 // shard's live entries fall to a quarter of its capacity (and to at most
 // MaxCompact), both the index and the entry store are rebuilt at the right
 // size, returning memory after a mass delete or expiry; handles change then,
@@ -79,6 +80,19 @@ type Entry struct {
 // Handle names an entry of a shard; it is stable until a DeleteLocked that
 // reports a compaction.
 type Handle = int32
+
+// Meta is an entry's eviction metadata, kept beside the entries only by a
+// shard that keeps it (EnableMetaLocked): when the entry was last used,
+// how often, and whether it may be evicted at all. Readers write Stamp and
+// Freq without the lock (through MetaAt), so those are approximate: a
+// write may be lost, or land on an entry reused meanwhile. Pinned is
+// written only under the lock. A freed entry's Meta is reset.
+type Meta struct {
+	Stamp  uint32 // the shard's clock (Clock) at the entry's last use
+	Freq   uint8  // an access count, the caller's to interpret
+	Pinned bool   // the caller's mark: never evict
+	_      [2]byte
+}
 
 const (
 	groupSlots = 8
@@ -130,6 +144,7 @@ type Table struct {
 	groups  []group // the index; len a power of two
 	mask    uint64  // len(groups)-1
 	entries []Entry // indexed by handle
+	meta    []Meta  // indexed by handle, as long as entries; nil unless kept
 
 	live int    // full index slots
 	dead int    // deleted index slots
@@ -191,6 +206,94 @@ func matchFree(ctrl uint64) uint64 { return ctrl & msb }
 // above them pick the first group; the Map's shard choice uses the top bits.
 func tagOf(h uint64) uint8                 { return uint8(h & 0x7f) }
 func groupOf(h uint64, mask uint64) uint64 { return (h >> 7) & mask }
+
+// EnableMetaLocked makes the shard keep a Meta per entry from now on
+// (zero for the entries it holds). The caller must hold the lock.
+func (s *Table) EnableMetaLocked() {
+	if s.meta == nil {
+		s.meta = make([]Meta, len(s.entries))
+	}
+}
+
+// MetaLocked returns the Meta of entry hd, or nil if the shard keeps none.
+// The pointer stays valid as EntryLocked's does. The caller must hold the
+// lock.
+func (s *Table) MetaLocked(hd Handle) *Meta {
+	if s.meta == nil {
+		return nil
+	}
+	return &s.meta[hd]
+}
+
+// MetaAt returns the Meta of entry hd for a reader that found hd at
+// version v, without the lock; nil if the shard keeps none or changed
+// since v. The reader may then write Stamp and Freq through it, racily:
+// the entry may have been freed or reused meanwhile (the write is then
+// misplaced, harmlessly), and a write after the shard grew lands in the
+// old array and is lost. Its accesses, like Lookup's, are invisible to the
+// race detector.
+//
+//go:norace
+func (s *Table) MetaAt(v uint64, hd Handle) *Meta {
+	m := s.meta
+	if m == nil || atomic.LoadUint64(&s.seq) != v || uint32(hd) >= uint32(len(m)) {
+		return nil
+	}
+	return &m[hd]
+}
+
+// Stamp sets the Stamp of entry hd to Clock(v) for a reader that found hd
+// at version v, without the lock, as a write through MetaAt would, unless
+// it holds that already (so a hot entry's line is written once per write
+// section of the shard). It does nothing if the shard keeps no Meta or
+// changed since v.
+//
+//go:norace
+func (s *Table) Stamp(v uint64, hd Handle) {
+	m := s.meta
+	if m == nil || atomic.LoadUint64(&s.seq) != v || uint32(hd) >= uint32(len(m)) {
+		return
+	}
+	if now := Clock(v); m[hd].Stamp != now {
+		m[hd].Stamp = now
+	}
+}
+
+// Clock returns the shard's clock at version v: the number of write
+// sections completed before it. It only grows (wrapping at 2^32), so it
+// orders the uses of the shard's entries that a write separates.
+func Clock(v uint64) uint32 { return uint32(v >> 1) }
+
+// ClockLocked is Clock for the holder of the lock: the sections completed
+// before the current one. The caller must hold the lock.
+func (s *Table) ClockLocked() uint32 { return Clock(atomic.LoadUint64(&s.seq)) }
+
+// SampleLocked calls f with up to n stored entries, with their index
+// position and Meta (nil if the shard keeps none), visiting the index from
+// position start (taken modulo its size) onwards and wrapping around, until
+// f returns false; it visits each entry at most once, and all of them if n
+// is at least LenLocked. f must not insert or delete. The caller must hold
+// the lock.
+func (s *Table) SampleLocked(start uint64, n int, f func(hd Handle, pos int, e *Entry, m *Meta) bool) {
+	slots := uint64(len(s.groups)) * groupSlots
+	pos := start % slots
+	for range slots {
+		if n <= 0 {
+			return
+		}
+		gr := &s.groups[pos/groupSlots]
+		if gr.ctrl>>(uint(pos%groupSlots)*8)&0x80 == 0 {
+			hd := gr.h[pos%groupSlots]
+			n--
+			if !f(hd, int(pos), &s.entries[hd], s.MetaLocked(hd)) {
+				return
+			}
+		}
+		if pos++; pos == slots {
+			pos = 0
+		}
+	}
+}
 
 // ReadVersion starts an optimistic read: it returns the shard's version,
 // and ok false while a writer holds the shard, or always where the
@@ -442,6 +545,11 @@ func (s *Table) allocLocked() Handle {
 		n := len(s.entries)
 		entries := make([]Entry, n+max(n/4, minEntries))
 		copy(entries, s.entries)
+		if s.meta != nil {
+			meta := make([]Meta, len(entries))
+			copy(meta, s.meta)
+			s.meta = meta
+		}
 		s.entries = entries
 	}
 	hd := s.used
@@ -466,6 +574,9 @@ func (s *Table) DeleteLocked(hd Handle, pos int) (compacted bool) {
 	gr.ctrl = gr.ctrl&^(0xff<<shift) | mark<<shift
 	s.live--
 	s.entries[hd] = Entry{Exp: int64(s.free)}
+	if s.meta != nil {
+		s.meta[hd] = Meta{}
+	}
 	s.free = hd
 	if s.live*4 <= int(s.used) && s.live <= MaxCompact && len(s.entries) > minEntries {
 		s.compactLocked()
@@ -510,6 +621,10 @@ func (s *Table) reindexLocked(n int) {
 // caller that keeps handles (a timer wheel) rebuilds from RangeLocked.
 func (s *Table) compactLocked() {
 	entries := make([]Entry, max(s.live+s.live/4, minEntries))
+	var meta []Meta
+	if s.meta != nil {
+		meta = make([]Meta, len(entries))
+	}
 	n := minGroups
 	for s.live*2 > n*groupSlots {
 		n *= 2
@@ -523,12 +638,15 @@ func (s *Table) compactLocked() {
 				continue
 			}
 			entries[next] = s.entries[gr.h[i]]
+			if meta != nil {
+				meta[next] = s.meta[gr.h[i]]
+			}
 			s.placeLocked(groups, mask, hashString(s.seed, entries[next].Key), next)
 			next++
 		}
 	}
 	s.used, s.free, s.dead = next, -1, 0
-	s.groups, s.mask, s.entries = groups, mask, entries
+	s.groups, s.mask, s.entries, s.meta = groups, mask, entries, meta
 }
 
 // LenLocked returns the number of stored entries. The caller must hold the
@@ -559,6 +677,9 @@ func (s *Table) ClearLocked() {
 	s.live, s.dead, s.used, s.free = 0, 0, 0, -1
 	s.groups, s.mask = newGroups(minGroups), minGroups-1
 	s.entries = make([]Entry, minEntries)
+	if s.meta != nil {
+		s.meta = make([]Meta, minEntries)
+	}
 }
 
 // Map is a hash-sharded table. It is safe for concurrent use through its
@@ -637,6 +758,9 @@ func (s *Table) VerifyLocked() error {
 	}
 	if int(s.used) > len(s.entries) {
 		return fmt.Errorf("shard: %d entries handed out, capacity %d", s.used, len(s.entries))
+	}
+	if s.meta != nil && len(s.meta) != len(s.entries) {
+		return fmt.Errorf("shard: %d metadata for %d entries", len(s.meta), len(s.entries))
 	}
 	inUse := make(map[Handle]bool)
 	live, dead := 0, 0

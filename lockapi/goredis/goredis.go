@@ -55,14 +55,26 @@
 // counter (SET NX PX only, fence 0).
 //
 // Redis offers nothing but a key to keep a counter in, so what resets a
-// key's counter, and may then repeat fencing tokens, is anything that loses
-// or deletes that key: a DEL (or FLUSHDB) of the counter, a restart without
-// persistence, or a failover to a replica that had not received the latest
-// INCR. A protected resource that must never accept a repeated token
-// should also check the token's lock is still held, or use the in-process
-// backend, whose counters for plain, multi-key and reentrant locks no
-// command can reset (its semaphores and read-write locks count in keys, as
-// here).
+// key's counter, and then repeats fencing tokens, is anything that loses
+// or deletes that key: a DEL of the counter, a FLUSHDB or FLUSHALL, a
+// restart without persistence, or a failover to a replica that had not
+// received the latest INCR. After a FLUSHALL every counter is gone: the
+// next Acquire of each key (and of each semaphore and read-write lock)
+// gets token 1 again, while a holder from before the flush may still act
+// on a larger or equal token, and the leases themselves are gone too, so
+// a new holder may be admitted beside an old one. A protected resource
+// that remembers the largest token it accepted per key then refuses the
+// new holders until their tokens pass it (safe, but stuck), or, if it
+// accepts equal tokens, accepts a stale writer. To recover: wait out the
+// longest TTL any holder may use, so that no lease from before the flush
+// is still acted on; then set each counter (FenceKey(key), or the
+// semaphore's and read-write lock's counters under "nxkv:sem:" and
+// "nxkv:rw:") above the largest token the resources accepted, with SET,
+// before taking locks again; or use lock names never used before. Served
+// by nxkv-server instead of Redis, the counters survive all of this: its
+// engine never lets a counter under "nxkv:" repeat a value, so FLUSHALL
+// and DEL restart no token (a restart of the process still does). The
+// in-process backend's tokens never repeat either.
 //
 // # Time
 //

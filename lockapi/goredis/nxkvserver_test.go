@@ -52,6 +52,13 @@ func TestConformanceNxkvServer(t *testing.T) {
 					Backend: goredis.New(c, v.opts),
 					Advance: func(d time.Duration) { clk.Add(d); e.Reap() },
 					Fencing: v.fencing,
+					// The engine's reserved counters never repeat, so over
+					// nxkv-server (unlike Redis) FLUSHALL restarts no fence.
+					Flush: func() {
+						if err := c.FlushAll(context.Background()).Err(); err != nil {
+							t.Fatalf("FLUSHALL: %v", err)
+						}
+					},
 				}
 			})
 		})
@@ -114,7 +121,54 @@ func TestPrimitivesShareKeys(t *testing.T) {
 	}
 	h1.Release(ctx)
 	h2.Release(ctx)
-	if n := e.Len(); n > 4 {
+	if n := e.LenAll(); n > 4 {
 		t.Fatalf("the engine keeps %d keys after every lease was released, want only counters and lists", n)
+	}
+}
+
+// TestServerSeesReservedKeys: over the Redis protocol the lock bookkeeping
+// is made of keys like any other, as Redis would show a lock client's
+// keys: DBSIZE counts them, KEYS and SCAN list them and FLUSHALL deletes
+// them; the engine's own Len and Flush leave them out. Fences survive the
+// FLUSHALL.
+func TestServerSeesReservedKeys(t *testing.T) {
+	e, _, c := nxkvServer(t)
+	ctx := context.Background()
+	local := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
+	lease, err := local.Semaphore("pool", 2).Obtain(ctx, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := lease.Fence()
+	c.Set(ctx, "cache:1", "v", 0)
+	if n, _ := c.DBSize(ctx).Result(); n != 3 || e.Len() != 1 || e.LenAll() != 3 {
+		t.Fatalf("DBSIZE = %d, Len %d, LenAll %d; want 3 (the key, a slot, the counter), 1, 3", n, e.Len(), e.LenAll())
+	}
+	keys, _ := c.Keys(ctx, "nxkv:sem:*").Result()
+	scanned, _, _ := c.Scan(ctx, 0, "nxkv:*", 1000).Result()
+	if len(keys) != 2 || len(scanned) != 2 {
+		t.Fatalf("KEYS nxkv:sem:* = %q, SCAN MATCH nxkv:* = %q; want the slot and the counter", keys, scanned)
+	}
+	e.Flush()
+	if n, _ := c.DBSize(ctx).Result(); n != 2 {
+		t.Fatalf("DBSIZE after the engine's Flush = %d, want 2: the lease and its counter stay", n)
+	}
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lease.Lost():
+	default:
+		t.Fatal("FLUSHALL did not end the semaphore lease")
+	}
+	if n := e.LenAll(); n != 0 {
+		t.Fatalf("LenAll after FLUSHALL = %d, want 0", n)
+	}
+	next, err := local.Semaphore("pool", 2).Obtain(ctx, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := next.Fence(); f <= before {
+		t.Fatalf("fence after FLUSHALL = %d, want > %d", f, before)
 	}
 }

@@ -41,6 +41,7 @@ func TestConformance(t *testing.T) {
 					Clock:   c,
 					Advance: func(d time.Duration) { c.Add(d); e.Reap() },
 					Fencing: !tc.opts.NoFencing,
+					Flush:   e.FlushAll,
 					Instant: true,
 				}
 			})

@@ -47,16 +47,31 @@
 //
 // The fencing tokens of semaphores and read-write locks come from their
 // counter keys, as over Redis, so that a lease's token is the same whether
-// it was taken in process or through nxkv-server. Unlike the engine's own
-// counter, these restart when their keys are deleted (Engine.Flush, or
-// FLUSHALL or DEL through the Redis protocol): a resource that must never
-// see a token twice should then also check that the lease is still held.
+// it was taken in process or through nxkv-server. Those keys lie under
+// engine.ReservedPrefix, whose counters the engine never lets repeat a
+// value: a counter deleted (by a DEL or FLUSHALL through the Redis
+// protocol, or an Engine call that deletes reserved keys) or expired
+// resumes above every value it had. So every primitive's tokens strictly
+// increase per name for the engine's lifetime, whatever happens to the
+// keys; they are not consecutive.
 //
 // Waiters watch the keys in their way (every slot below their limit, the
 // writer, the waiting mark or a live reader, a held key), so they wake on a
 // release or an expiry without polling, and each lease's Lost closes when
 // its own key expires. The counters and the reader list are the only keys
 // left behind once every lease is gone: a few dozen bytes per name.
+//
+// # Memory bound
+//
+// Over an engine with a memory bound (engine.Options.MaxMemory), eviction
+// never takes a lease: a plain, multi-key or reentrant lock's key is
+// written by engine.SetNXPXFenced (with NoFencing too), which marks it a
+// held lock until it is released, expires or is overwritten, and every
+// other key of the primitives (semaphore slots, read-write lock keys,
+// reentrant holds, counters) lies under engine.ReservedPrefix, which
+// eviction passes over. When the engine is full and may evict nothing
+// else, an acquisition fails with engine.ErrOOM, a backend error to the
+// Client (never ErrNotObtained), and leases already held are untouched.
 //
 // # Inspection
 //
@@ -124,13 +139,16 @@ func (b *Backend) Clock() clock.Clock { return b.e.Clock() }
 
 // Acquire stores value under key with ttl if key is absent (SET NX PX) and
 // returns the key's next fencing token (0 with NoFencing). It returns
-// engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range.
+// engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range, and
+// engine.ErrOOM when a bounded engine is full and may evict nothing.
 func (b *Backend) Acquire(_ context.Context, key, value string, ttl time.Duration) (int64, bool, error) {
+	// SetNXPXFenced even without fencing: it marks the key a held lock,
+	// which a bounded engine never evicts.
+	fence, ok, err := b.e.SetNXPXFenced(key, value, ttl)
 	if b.noFence {
-		ok, err := b.e.SetNXPX(key, value, ttl)
-		return 0, ok, err
+		fence = 0
 	}
-	return b.e.SetNXPXFenced(key, value, ttl)
+	return fence, ok, err
 }
 
 // Release deletes key if it holds value (compare-and-delete) and reports

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nxkv/nxkv/internal/lockkeys"
 	"github.com/nxkv/nxkv/lockapi"
 	"github.com/nxkv/nxkv/lockapi/inproc"
 )
@@ -29,7 +30,7 @@ func TestFencingLeavesNoKeys(t *testing.T) {
 			b.Release(ctx, key, "v")
 		}
 	}
-	if n := e.Len(); n != 0 {
+	if n := e.LenAll(); n != 0 {
 		t.Fatalf("engine holds %d keys after every lock was released, want 0 (no counter keys)", n)
 	}
 }
@@ -56,7 +57,7 @@ func TestFencingSurvivesEverything(t *testing.T) {
 	e.Reap()
 	acquire(a, "an expiry")
 	e.Set("nxkv:fence:k", "1") // the old counter key means nothing now
-	e.Flush()
+	e.FlushAll()
 	acquire(b, "a flush")
 	b.Release(ctx, "k", "a flush")
 	acquire(a, "a release")
@@ -141,4 +142,52 @@ func TestNewPanicsOnNil(t *testing.T) {
 		}
 	}()
 	inproc.New(nil, inproc.Options{})
+}
+
+// TestPrimitiveFencesSurviveDeletes: a semaphore's and a read-write lock's
+// fences count in keys (as over Redis), yet never repeat when those keys
+// are deleted, flushed or expire.
+func TestPrimitiveFencesSurviveDeletes(t *testing.T) {
+	e, c := newEngine(t)
+	cl := lockapi.New(inproc.New(e, inproc.Options{}), lockapi.Options{})
+	ctx := context.Background()
+	for _, p := range []struct {
+		name    string
+		counter string
+		obtain  func() (*lockapi.Lock, error)
+	}{
+		{"semaphore", lockkeys.NewSemaphore("pool").Fence(), func() (*lockapi.Lock, error) {
+			return cl.Semaphore("pool", 2).Obtain(ctx, time.Minute, nil)
+		}},
+		{"reader", lockkeys.NewRW("doc").Counter(), func() (*lockapi.Lock, error) {
+			return cl.RWMutex("doc").ObtainRead(ctx, time.Minute, nil)
+		}},
+		{"writer", lockkeys.NewRW("doc").Counter(), func() (*lockapi.Lock, error) {
+			return cl.RWMutex("doc").ObtainWrite(ctx, time.Minute, nil)
+		}},
+	} {
+		var last int64
+		for _, how := range []struct {
+			name string
+			do   func()
+		}{
+			{"start", func() {}},
+			{"a Del of the counter", func() { e.Del(p.counter) }},
+			{"a FlushAll", e.FlushAll},
+			{"the counter's expiry", func() { e.PExpire(p.counter, time.Second); c.Add(2 * time.Second) }},
+			{"a GetDel of the counter", func() { e.GetDel(p.counter) }},
+		} {
+			how.do()
+			l, err := p.obtain()
+			if err != nil {
+				t.Fatalf("%s after %s: %v", p.name, how.name, err)
+			}
+			f, _ := l.Fence()
+			if f <= last {
+				t.Fatalf("%s fence after %s = %d, want > %d", p.name, how.name, f, last)
+			}
+			last = f
+			l.Release(ctx)
+		}
+	}
 }

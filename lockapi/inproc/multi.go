@@ -24,16 +24,11 @@ func (b *Backend) AcquireAll(_ context.Context, keys []string, value string, ttl
 				return
 			}
 		}
-		if !b.noFence {
-			fences = make([]int64, len(keys))
-		}
+		fences = make([]int64, len(keys))
 		for i, k := range keys {
-			if b.noFence {
-				_, err = tx.SetWith(k, value, engine.SetArgs{Cond: engine.IfAbsent, TTL: ttl})
-			} else {
-				fences[i], _, err = tx.SetNXPXFenced(k, value, ttl)
-			}
-			if err != nil {
+			// SetNXPXFenced even without fencing: a bounded engine never
+			// evicts the keys it writes.
+			if fences[i], _, err = tx.SetNXPXFenced(k, value, ttl); err != nil {
 				// Only the first write can fail (the deadline is the same
 				// for every key), so nothing was written.
 				fences = nil
@@ -42,6 +37,9 @@ func (b *Backend) AcquireAll(_ context.Context, keys []string, value string, ttl
 		}
 		ok = true
 	})
+	if b.noFence {
+		fences = nil
+	}
 	return fences, blocked, ok, err
 }
 

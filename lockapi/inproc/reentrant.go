@@ -59,13 +59,13 @@ func (b *Backend) AcquireReentrant(_ context.Context, key, value, hold string, t
 	b.e.Update([]string{key, hk}, func(tx *engine.Tx) {
 		v, held := tx.Get(key)
 		if !held {
-			if b.noFence {
-				_, err = tx.SetWith(key, value, engine.SetArgs{Cond: engine.IfAbsent, TTL: ttl})
-			} else {
-				fence, _, err = tx.SetNXPXFenced(key, value, ttl)
-			}
-			if err != nil {
+			// SetNXPXFenced even without fencing: a bounded engine never
+			// evicts the key it writes.
+			if fence, _, err = tx.SetNXPXFenced(key, value, ttl); err != nil {
 				return
+			}
+			if b.noFence {
+				fence = 0
 			}
 			tx.SetWith(hk, formatHolds(fence, []string{hold}), engine.SetArgs{TTL: ttl})
 			holds, ok = 1, true

@@ -46,14 +46,22 @@ func formatIDs(ids []int64) string {
 var optimisticTries = 3
 
 // rwSection runs fn in one engine section over the keys of lk, with the
-// reader ids listed inside the section. The reader keys to lock are known only from the list, so it
-// reads the list and the counter first, locks the keys they name (and the
-// next reader's), and runs again if either changed in between; after
-// optimisticTries such races it locks every shard, which needs no names.
+// reader ids listed inside the section. The reader keys to lock are known
+// only from the list, so it reads the list and the counter first, locks
+// the keys they name (and the next reader's), and runs again if either
+// changed in between; after optimisticTries such races it locks every
+// shard, which needs no names. An absent counter does not say where it
+// resumes (a reserved counter never repeats a value), so it is first
+// created at that value (an IncrBy of 0), and the section runs again if it
+// finds the counter absent.
 func (b *Backend) rwSection(lk lockkeys.RW, fn func(tx *engine.Tx, ids []int64)) {
 	for try := 0; ; try++ {
 		list, _ := b.e.Get(lk.Readers())
-		count, _ := b.e.Get(lk.Counter())
+		count, counted := b.e.Get(lk.Counter())
+		if !counted && try < optimisticTries {
+			n, err := b.e.IncrBy(lk.Counter(), 0)
+			count, counted = strconv.FormatInt(n, 10), err == nil
+		}
 		var keys []string
 		if try < optimisticTries {
 			ids := parseIDs(list)
@@ -67,8 +75,8 @@ func (b *Backend) rwSection(lk lockkeys.RW, fn func(tx *engine.Tx, ids []int64))
 		stale := false
 		b.e.Update(keys, func(tx *engine.Tx) {
 			l, _ := tx.Get(lk.Readers())
-			c, _ := tx.Get(lk.Counter())
-			if keys != nil && (l != list || c != count) {
+			c, ok := tx.Get(lk.Counter())
+			if keys != nil && (l != list || c != count || !ok || !counted) {
 				stale = true
 				return
 			}

@@ -108,4 +108,9 @@
 // no fencing tokens, and with Seconds a lock frees up to two seconds after
 // its TTL, which the lockapi conformance suite rejects; with Milliseconds it
 // passes the suite. See Backend.
+//
+// Over an engine with a memory bound (engine.Options.MaxMemory), the lock
+// keys are plain keys without a TTL: the volatile policies never evict
+// them, but the allkeys policies may, which frees a held lock. Use
+// NoEviction or a volatile policy on an engine that holds these locks.
 package legacy

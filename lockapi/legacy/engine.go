@@ -26,7 +26,7 @@ var (
 func (k engineKV) Clock() clock.Clock { return k.e.Clock() }
 
 func (k engineKV) SetNX(_ context.Context, key, value string) (bool, error) {
-	return k.e.SetNX(key, value), nil
+	return k.e.SetNX(key, value)
 }
 
 func (k engineKV) Get(_ context.Context, key string) (string, bool, error) {
@@ -35,8 +35,7 @@ func (k engineKV) Get(_ context.Context, key string) (string, bool, error) {
 }
 
 func (k engineKV) GetSet(_ context.Context, key, value string) (string, bool, error) {
-	old, ok := k.e.GetSet(key, value)
-	return old, ok, nil
+	return k.e.GetSet(key, value)
 }
 
 func (k engineKV) Del(_ context.Context, key string) (bool, error) {

@@ -39,6 +39,7 @@ var cases = []testCase{
 	{"StealAfterExpiry", testSteal},
 	{"NotHeldNeverTouchesNewHolder", testNotHeld},
 	{"FencingOrder", testFencing},
+	{"FencesSurviveFlush", testFencesSurviveFlush},
 	{"CtxCancel", testCtxCancel},
 	{"LostSignal", testLost},
 	{"InstantWake", testInstantWake},

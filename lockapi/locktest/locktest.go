@@ -6,9 +6,11 @@
 // single-instance lock contract: exclusive acquisition, compare-and-delete
 // release, compare-and-expire refresh, expiry after the TTL, ErrNotHeld for a
 // lock that expired or was taken (without touching the new holder), fencing
-// tokens strictly increasing per key (when Env.Fencing), ctx cancellation,
-// the lost-lock signal, waiters woken by a release or an expiry without
-// polling (when Env.Instant), TTL reporting and metadata. It also checks
+// tokens strictly increasing per key (when Env.Fencing) and, where the
+// backend promises it (Env.Flush), never repeating for any kind of lock
+// even after its whole store is flushed, ctx cancellation, the lost-lock
+// signal, waiters woken by a release or an expiry without polling (when
+// Env.Instant), TTL reporting and metadata. It also checks
 // lockapi's two contracts over the backend: the input contract (every TTL in
 // [MinTTL, MaxTTL] and every non-empty key outside ReservedPrefix works,
 // including keys with '{' and '}'; anything else is refused before any
@@ -32,7 +34,8 @@
 // The suite's own tests plant flaws in a reference backend (an
 // unconditional delete, an overwriting acquire, restarting fences, no
 // expiry, no notifications) and in the in-process backend's primitives (a
-// semaphore admitting one too many, readers ignoring writers, a writer's
+// semaphore admitting one too many, semaphore and read-write fences kept in
+// a key a flush resets, readers ignoring writers, a writer's
 // mark never set or never removed, multi-key locks taken key by key,
 // reentrant holds miscounted), and check that the suite fails on each.
 //
@@ -76,6 +79,13 @@ type Env struct {
 	Advance func(d time.Duration)
 	// Fencing says the backend returns fencing tokens from Acquire.
 	Fencing bool
+	// Flush, if set, deletes every key of the backend's store, the lock
+	// bookkeeping included (in process: the engine's FlushAll; over the
+	// Redis protocol: FLUSHALL). The suite then checks that no kind of
+	// lock repeats a fencing token across it: set it only for a backend
+	// that promises that (the in-process backend, and the Redis backend
+	// over nxkv-server, but not over Redis).
+	Flush func()
 	// MinTTL, when above lockapi.MinTTL, is the shortest TTL the backend
 	// can hold at all (Redlock: just above its drift allowance); shorter
 	// TTLs must be refused with an error matching lockapi.ErrInvalidTTL.

@@ -66,6 +66,7 @@ func TestPlanted(t *testing.T) {
 		{"refuses-braces", []string{"KeysAccepted"}},
 		{"refuses-long-ttl", []string{"TTLRangeAccepted"}},
 		{"sem-one-too-many", []string{"SemaphoreLimit", "SemaphoreLimitChange"}},
+		{"sem-rw-fences-restart", []string{"FencesSurviveFlush"}},
 		{"sem-watches-one-slot", []string{"SemaphoreWake"}},
 		{"rw-readers-apart", []string{"RWShared", "RWWriterPreferred", "RWWake"}},
 		{"rw-no-mark", []string{"RWWriterPreferred"}},

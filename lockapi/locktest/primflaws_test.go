@@ -22,7 +22,19 @@ import (
 type flawed struct {
 	*inproc.Backend
 	flaw    string
-	counted *countedHolds // for "reentrant-holds-counted"
+	counted *countedHolds  // for "reentrant-holds-counted"
+	e       *engine.Engine // the Backend's, for "sem-rw-fences-restart"
+}
+
+// plainFence is the fence of a semaphore or read-write lock counted as they
+// once were, in a key that nothing protects: a flush deletes it and the
+// count starts again at 1.
+func (f flawed) plainFence(kind, name string, fence int64, ok bool) int64 {
+	if f.flaw != "sem-rw-fences-restart" || !ok {
+		return fence
+	}
+	n, _ := f.e.IncrBy("plain-counter:"+kind+":"+name, 1)
+	return n
 }
 
 // countedHolds makes reentrant holds anonymous, as a backend that counts
@@ -65,7 +77,8 @@ func (f flawed) AcquireSlot(ctx context.Context, name string, limit int, value s
 	if f.flaw == "sem-one-too-many" {
 		limit++
 	}
-	return f.Backend.AcquireSlot(ctx, name, limit, value, ttl)
+	key, fence, ok, err := f.Backend.AcquireSlot(ctx, name, limit, value, ttl)
+	return key, f.plainFence("sem", name, fence, ok), ok, err
 }
 
 func (f flawed) SlotKey(name string, i int) string {
@@ -79,14 +92,16 @@ func (f flawed) AcquireRead(ctx context.Context, name, value string, ttl time.Du
 	if f.flaw == "rw-readers-apart" {
 		name += "'" // readers lock another lock than writers
 	}
-	return f.Backend.AcquireRead(ctx, name, value, ttl)
+	key, fence, ok, err := f.Backend.AcquireRead(ctx, name, value, ttl)
+	return key, f.plainFence("rw", name, fence, ok), ok, err
 }
 
 func (f flawed) AcquireWrite(ctx context.Context, name, value string, ttl time.Duration, queue bool) (string, int64, bool, error) {
 	if f.flaw == "rw-no-mark" {
 		queue = false
 	}
-	return f.Backend.AcquireWrite(ctx, name, value, ttl, queue)
+	key, fence, ok, err := f.Backend.AcquireWrite(ctx, name, value, ttl, queue)
+	return key, f.plainFence("rw", name, fence, ok), ok, err
 }
 
 func (f flawed) Abandon(ctx context.Context, name, value string) error {
@@ -186,10 +201,11 @@ func flawedEnv(flaw string) func(t *testing.T) locktest.Env {
 		e := engine.New(engine.Options{Clock: c})
 		t.Cleanup(func() { e.Close() })
 		return locktest.Env{
-			Backend: flawed{inproc.New(e, inproc.Options{}), flaw, &countedHolds{ids: map[string][]string{}}},
+			Backend: flawed{inproc.New(e, inproc.Options{}), flaw, &countedHolds{ids: map[string][]string{}}, e},
 			Clock:   c,
 			Advance: func(d time.Duration) { c.Add(d); e.Reap() },
 			Fencing: true,
+			Flush:   e.FlushAll,
 			Instant: true,
 		}
 	}

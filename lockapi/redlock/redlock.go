@@ -59,6 +59,12 @@
 // (lockapi/goredis, lockapi/inproc) and have the protected resource reject
 // stale tokens.
 //
+// With no tokens there is none for a FLUSHALL to repeat; to a Redlock a
+// node flushed is a node restarted empty: it forgets the leases it
+// granted, so a majority that counted it may be granted again while the
+// old holders still act. Keep a flushed node out for the longest TTL in
+// use (as after a restart without persistence) before it serves again.
+//
 // # No semaphores, read-write, multi-key or reentrant locks
 //
 // A Redlock implements none of lockapi's primitive interfaces, so a Client
