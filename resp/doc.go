@@ -34,7 +34,10 @@
 // gets an error reply ("ERR internal error in '<command>' command ...") and
 // its connection is closed, and every other client is served as before. A
 // command called by a Lua script is contained where the script calls it, and
-// that script's connection closes after its reply. The stack of the first
+// that script's connection closes after its reply. A panic in the Go code of
+// the Lua runtime itself (a builtin such as string.find) stops the script
+// there, whatever pcall it runs under, and is contained as a panic of the
+// script's command (EVAL, EVALSHA, ...). The stack of the first
 // panic of each command is logged (Options.ErrorLog); each panic is counted
 // in Stats and, as an error reply, in INFO errorstats. NewT and RunT fail
 // the test when a panic happened in their server.

@@ -22,6 +22,11 @@
 // memory limit (Input.Memory, 1 GiB by default), and no builtin runs or
 // allocates without bound inside one call. An interpreter a script killed,
 // or whose shared tables it changed, is discarded rather than reused.
+// Every Go function a script can reach, this package's builtins and
+// gopher-lua's library alike, contains its panics (a defect, which
+// gopher-lua would turn into a Lua error that pcall could catch): the
+// script is stopped at once, Run returns a *PanicError and writes no
+// reply, and the interpreter is discarded.
 // Flush makes interpreters forget the Functions they instantiated (SCRIPT
 // FLUSH). Every script of a Runtime shares one math.random generator,
 // never reset, as in Redis.

@@ -83,7 +83,7 @@ func (rt *Runtime) newVM() *vm {
 	// stop with the script, and gsub takes linear time.
 	str.RawSetString("find", L.NewFunction(strFind))
 	str.RawSetString("match", L.NewFunction(strMatch))
-	str.RawSetString("gmatch", L.NewFunction(strGmatch))
+	str.RawSetString("gmatch", L.NewFunction(v.strGmatch))
 	str.RawSetString("gsub", L.NewFunction(v.strGsub))
 	// Number conversions and string.format are Lua 5.1's (number.go,
 	// format.go), and integer arguments may be numeric strings.
@@ -149,11 +149,17 @@ func (rt *Runtime) newVM() *vm {
 		if !ok {
 			L.RaiseError("coroutine.wrap returned no function")
 		}
-		L.Push(L.NewFunction(func(L *lua.LState) int { return callNested(L, fn) }))
+		L.Push(v.builtin("coroutine.wrap's function", func(L *lua.LState) int { return callNested(L, fn) }))
 		return 1
 	}))
+	// PlantPanic's globals (tests only).
+	rt.planted.Range(func(name, value any) bool {
+		g.RawSetString(name.(string), L.NewFunction(func(L *lua.LState) int { panic(value) }))
+		return true
+	})
 
 	// Libraries become read-only proxies.
+	var strMT, otherMT *lua.LTable
 	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis"} {
 		real := g.RawGetString(name).(*lua.LTable)
 		p := v.readonly(real)
@@ -163,7 +169,8 @@ func (rt *Runtime) newVM() *vm {
 			mt.RawSetString("__index", p)
 			mt.RawSetString("__metatable", lua.LFalse)
 			L.SetMetatable(lua.LString(""), mt)
-			v.installOps(g, mt) // Lua 5.1's operators (ops.go)
+			otherMT = v.installOps(g, mt) // Lua 5.1's operators (ops.go)
+			strMT = mt
 		}
 	}
 	// Globals: scripts read them through env, whose misses go to g, whose
@@ -177,7 +184,11 @@ func (rt *Runtime) newVM() *vm {
 	v.env = readonlyProxy(L, g)
 	g.RawSetString("_G", v.env)
 	L.Env = v.env
-	v.handle = L.NewFunction(v.errorHandler)
+	// Every Go function a script can reach stops the script and is
+	// reported if it panics (builtin.go).
+	v.typeMTs = map[string]*lua.LTable{"''": strMT, "nil": otherMT}
+	v.wrapBuiltins()
+	v.handle = v.builtin("the error handler", v.errorHandler)
 	return v
 }
 

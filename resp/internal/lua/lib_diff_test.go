@@ -15,6 +15,9 @@ import (
 // byte for byte: string.format, tonumber, tostring and error, and the
 // builtins whose integer arguments may be numeric strings.
 var libScripts = []string{
+	// Iterators (pairs and ipairs return Go functions of their own).
+	`local n = 0 for k, v in pairs({a = 1, b = 2, 3}) do n = n + 1 end for i, v in ipairs({4, 5, 6}) do n = n + v end return n`,
+	`local t = {} for k, v in next, {1, 2}, nil do t[#t + 1] = v end return t`,
 	`return {pcall(redis.log, 99, 'x')}`,
 	`return {pcall(redis.log, -1, 'x')}`,
 	`return {pcall(redis.log, 3.9, 'x'), pcall(redis.log, '2', 'x')}`,

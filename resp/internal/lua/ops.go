@@ -39,9 +39,9 @@ const (
 )
 
 // installOps adds the operator builtins to g, and arithmetic metamethods
-// to the string metatable strMT and to new metatables of nil, booleans and
-// numbers, which getmetatable hides.
-func (v *vm) installOps(g, strMT *lua.LTable) {
+// to the string metatable strMT and to a new metatable of nil, booleans and
+// numbers, which getmetatable hides, and which it returns.
+func (v *vm) installOps(g, strMT *lua.LTable) *lua.LTable {
 	L := v.L
 	g.RawSetString(concatName, L.NewFunction(v.concat))
 	g.RawSetString(forNumName, L.NewFunction(forNum))
@@ -96,6 +96,7 @@ func (v *vm) installOps(g, strMT *lua.LTable) {
 		}
 		return getmt.GFunction(L)
 	}))
+	return others
 }
 
 // luaPow is C's pow as Lua 5.1 calls it: a NaN operand comes back as it

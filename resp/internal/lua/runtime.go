@@ -61,6 +61,9 @@ type Runtime struct {
 	// gen is bumped by Flush; an interpreter whose functions belong to an
 	// older generation drops them when next taken from the pool.
 	gen atomic.Uint64
+	// planted holds the globals PlantPanic adds to new interpreters: name
+	// to the value each panics with.
+	planted sync.Map
 }
 
 // New returns a Runtime with opts.
@@ -180,21 +183,13 @@ type Input struct {
 	Memory uint64
 }
 
-// PanicError reports that Go code of the runtime panicked while a script
-// ran: a defect of this package, which the interpreter recovered. The
-// script got an error reply.
-type PanicError struct {
-	Value string // what the code panicked with
-	Stack string // the goroutine's stack at the panic
-}
-
-func (e *PanicError) Error() string { return "lua: the runtime panicked: " + e.Value }
-
 // Run runs fn with in's KEYS and ARGV on an interpreter from the pool,
 // sending each redis.call and redis.pcall to c, and writes the script's
 // result or error to w. It returns when the script has ended; the caller
 // holds whatever atomic section the script's commands need. The error is
-// nil, or a *PanicError when the runtime's own Go code panicked.
+// nil, or a *PanicError when Go code the script called panicked: the
+// script was stopped there, and nothing was written to w (the caller
+// replies).
 func (rt *Runtime) Run(fn *Function, in Input, c Caller, w Writer) error {
 	v := rt.vms.get(rt)
 	if gen := rt.gen.Load(); v.gen != gen {
@@ -224,20 +219,26 @@ type run struct {
 	resp   int // the protocol redis.call replies are converted from (setresp)
 	rep    Reply
 	argv   [][]byte
+	// panic is the first panic of a builtin during the run: the script
+	// has been stopped (builtin.go).
+	panic *PanicError
 }
 
 // vm is one Lua interpreter with the functions it has instantiated. It is
 // used by one script at a time (taken from and returned to the pool).
 type vm struct {
-	rt     *Runtime
-	L      *lua.LState
-	env    *lua.LTable   // the read-only global table scripts see
-	libs   []*lua.LTable // read-only library proxies, checked after each run
-	fns    map[*Function]*lua.LFunction
-	gen    uint64 // the Runtime generation fns belongs to
-	cancel context.CancelFunc
-	dog    *watchdog // stops a script past its time or memory limit
-	killed bool      // the last run was stopped by the watchdog
+	rt  *Runtime
+	L   *lua.LState
+	env *lua.LTable // the read-only global table scripts see
+	// typeMTs are the metatables of strings and of nil, booleans and
+	// numbers, by a value that has each ("''", "nil").
+	typeMTs map[string]*lua.LTable
+	libs    []*lua.LTable // read-only library proxies, checked after each run
+	fns     map[*Function]*lua.LFunction
+	gen     uint64 // the Runtime generation fns belongs to
+	cancel  context.CancelFunc
+	dog     *watchdog // stops a script past its time or memory limit
+	killed  bool      // the last run was stopped by the watchdog
 	// threads is set when a run creates a coroutine: gopher-lua gives each
 	// one a child of the interpreter's context and releases it only when
 	// the coroutine finishes, so the run ends by replacing the context,
@@ -335,8 +336,9 @@ func (v *vm) clean() bool {
 }
 
 // execute runs the script's function on v, writing its result (or error)
-// to w; it returns a *PanicError if Go code of the runtime panicked.
-func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) (panicked error) {
+// to w; it returns a *PanicError, and writes nothing, if Go code the script
+// called panicked.
+func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) error {
 	L := v.L
 	v.run = r
 	defer func() {
@@ -386,12 +388,11 @@ func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) (panicked er
 	v.dog.start(v.cancel, limit, memory)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
-	if ae, ok := err.(*lua.ApiError); ok && ae.Type == lua.ApiErrorPanic {
-		// Go code of the runtime panicked; the interpreter recovered it.
-		panicked = &PanicError{Value: ae.Object.String(), Stack: ae.StackTrace}
-	}
 	reason := v.dog.end()
-	v.killed = reason != notKilled
+	v.killed = reason != notKilled || r.panic != nil
+	if r.panic != nil {
+		return r.panic // the script was stopped where Go code panicked
+	}
 	if v.threads && !v.killed {
 		v.newContext()
 	}
@@ -404,7 +405,7 @@ func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) (panicked er
 	}
 	if err != nil {
 		writeLuaError(w, err, r.sha)
-		return panicked
+		return nil
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
