@@ -107,13 +107,15 @@
 //
 // Scripts run on github.com/yuin/gopher-lua with Redis 7's environment:
 // the same globals (bit included; cjson, cmsgpack and struct are not
-// provided), read-only globals and libraries, redis.call, pcall,
-// error_reply, status_reply, sha1hex, log and setresp, and Redis's
-// conversions between Lua values and replies. A script may open with
-// Redis 7's "#!lua flags=..." line: the flags are checked as Redis checks
-// them, and no-writes makes the script read-only (only such a flagged
-// script runs under EVAL_RO). Each script is compiled once
-// and each interpreter instantiates it once; interpreters are pooled and
+// provided), read-only globals, libraries and metatables (pairs, next,
+// rawget and getmetatable see them as in Redis, and every write is
+// refused with Redis's error), redis.call, pcall, error_reply,
+// status_reply, sha1hex, log and setresp, and Redis's conversions between
+// Lua values and replies. A script may open with Redis 7's "#!lua
+// flags=..." line: the flags are checked as Redis checks them, and
+// no-writes makes the script read-only (only such a flagged script runs
+// under EVAL_RO). Each script is compiled once and each interpreter
+// instantiates it once; interpreters are pooled and
 // reused, and one whose shared tables a script managed to change is
 // discarded. tonumber, tostring, string.format, string.char,
 // table.concat, math.random and error are the server's own, checked
@@ -133,18 +135,26 @@
 // errors name the operand ("attempt to concatenate local 'x' (a nil
 // value)"), a numeric for takes numeric strings as bounds (for i = 1,
 // ARGV[1]), and loadstring compiles with the same rules and names chunks
-// as Lua does ([string "..."]). To do so each chain of .. becomes one
-// call of a builtin when a script is compiled; it needs two registers more
-// than Lua's instruction, so a function within a few registers of
-// gopher-lua's limit of 200 fails to compile sooner. Only tables take a
+// as Lua does ([string "..."]); as in Redis it reads every string as
+// source, so the binary chunk string.dump returns (Lua 5.1's header and
+// the function's description, without bytecode) does not load. To do so
+// each chain of .. becomes one call of a builtin when a script is
+// compiled; it needs two registers more than Lua's instruction, so a
+// function within a few registers of gopher-lua's limit of 200 fails to
+// compile sooner. Only tables take a
 // metatable from setmetatable, as in Lua. Arithmetic on what is not a
 // number fails with Lua's message, but names no variable ("attempt to
 // perform arithmetic on a nil value", where Lua may add "local 'x'").
-// Other error texts of the Lua implementation (syntax errors, "attempt to
-// index ...", arithmetic on two tables or negating one, the argument
-// errors of the other builtins) are gopher-lua's, and an argument error in
-// a method call (("%d"):format("x")) counts the receiver as argument 1,
-// where Lua does not.
+// Calling nil, a boolean, a number or a string fails with Lua's message,
+// also naming no variable ("attempt to call a nil value"). Other error
+// texts of the Lua implementation (most syntax errors, "attempt to index
+// ...", calling a table, arithmetic on two tables or negating one, the
+// argument errors of the other builtins) are gopher-lua's, and an argument
+// error in a method call (("%d"):format("x")) counts the receiver as
+// argument 1, where Lua does not. pairs and next visit a table's keys in
+// gopher-lua's order (array part, then the order keys were added), not
+// in Lua's hash order.
+//
 // A script that runs longer than five seconds is stopped with an error
 // (Redis would let it run and answer BUSY to others; here it holds the
 // engine's locks). The limit is checked between Lua instructions, so the

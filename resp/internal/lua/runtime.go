@@ -95,7 +95,9 @@ func (rt *Runtime) Close() { rt.vms.close() }
 // Flush makes every interpreter forget the functions it instantiated, as
 // SCRIPT FLUSH forgets the scripts: their memory is released as each
 // interpreter is next used.
-func (rt *Runtime) Flush() { rt.gen.Add(1) }
+func (rt *Runtime) Flush() {
+	rt.gen.Add(1)
+}
 
 // Function is a compiled script body. It is immutable and shared by every
 // interpreter, each of which instantiates it once.
@@ -122,6 +124,12 @@ func compileChunk(src, name string) (*lua.FunctionProto, string) {
 	if err != nil {
 		msg := err.Error()
 		if pe, ok := err.(*parse.Error); ok {
+			if pe.Message == "Invalid token" && len(pe.Token) == 1 && strings.TrimLeft(src, " \t\r\n\v\f")[0] == pe.Token[0] {
+				// A byte no token starts with, first in the chunk (a
+				// binary chunk's ESC): Lua reads it as a symbol of its
+				// own, which cannot start a statement.
+				pe.Message, pe.Token = "unexpected symbol", luaTokenText(pe.Token[0])
+			}
 			if pe.Pos.Line == parse.EOF {
 				msg = name + ": " + pe.Message + " near '<eof>'"
 			} else {
@@ -140,6 +148,15 @@ func compileChunk(src, name string) (*lua.FunctionProto, string) {
 	// that way (KEYS and ARGV are globals), so skip it.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, ""
+}
+
+// luaTokenText is how Lua 5.1's lexer shows a single-byte token in a
+// message: control characters as char(N).
+func luaTokenText(c byte) string {
+	if c < 32 || c == 127 {
+		return "char(" + strconv.Itoa(int(c)) + ")"
+	}
+	return string(c)
 }
 
 // Caller runs the commands a script calls with redis.call and redis.pcall.
@@ -233,12 +250,18 @@ type vm struct {
 	// typeMTs are the metatables of strings and of nil, booleans and
 	// numbers, by a value that has each ("''", "nil").
 	typeMTs map[string]*lua.LTable
-	libs    []*lua.LTable // read-only library proxies, checked after each run
-	fns     map[*Function]*lua.LFunction
-	gen     uint64 // the Runtime generation fns belongs to
-	cancel  context.CancelFunc
-	dog     *watchdog // stops a script past its time or memory limit
-	killed  bool      // the last run was stopped by the watchdog
+	// proxied maps each read-only proxy of a library or metatable to the
+	// table it reads through to; each is checked after a run to be still
+	// empty (readonly.go).
+	proxied map[*lua.LTable]*lua.LTable
+	// globalsMT and stringMT are the proxies getmetatable shows of the
+	// metatables of the globals and of strings.
+	globalsMT, stringMT *lua.LTable
+	fns                 map[*Function]*lua.LFunction
+	gen                 uint64 // the Runtime generation fns belongs to
+	cancel              context.CancelFunc
+	dog                 *watchdog // stops a script past its time or memory limit
+	killed              bool      // the last run was stopped by the watchdog
 	// threads is set when a run creates a coroutine: gopher-lua gives each
 	// one a child of the interpreter's context and releases it only when
 	// the coroutine finishes, so the run ends by replacing the context,
@@ -320,7 +343,7 @@ func (v *vm) newContext() {
 // clean reports whether a run left the shared tables as they were; a state
 // that fails is discarded rather than reused.
 func (v *vm) clean() bool {
-	for _, p := range v.libs {
+	for p := range v.proxied {
 		if k, _ := p.Next(lua.LNil); k != lua.LNil {
 			return false
 		}
