@@ -106,7 +106,7 @@
 // # Lua
 //
 // Scripts run on github.com/yuin/gopher-lua with Redis 7's environment:
-// the same globals (bit included; cjson, cmsgpack and struct are not
+// the same globals (bit, cjson and cmsgpack included; struct is not
 // provided), read-only globals, libraries and metatables (pairs, next,
 // rawget and getmetatable see them as in Redis, and every write is
 // refused with Redis's error), redis.call, pcall, error_reply,
@@ -154,6 +154,20 @@
 // argument 1, where Lua does not. pairs and next visit a table's keys in
 // gopher-lua's order (array part, then the order keys were added), not
 // in Lua's hash order.
+//
+// cjson (lua-cjson 2.1.0) and cmsgpack (lua-cmsgpack 0.4.0) are the
+// server's own implementations of the libraries Redis builds in, checked
+// against Redis's on fixed and random values: number formats, escapes,
+// sparse arrays, nesting limits and Lua's stack limit, cjson.null, the
+// configuration functions (whose settings every script shares until
+// SCRIPT FLUSH, as in Redis), MessagePack's integer, float and double
+// types, 16-deep tables (circular ones), unpack_one and unpack_limit, and
+// their errors. The members of a JSON object and the entries of a
+// MessagePack map come in the order pairs visits the table's keys. And
+// cmsgpack.unpack refuses a map whose integer keys would make gopher-lua
+// allocate more than 4 million array slots (it keeps every integer key up
+// to 2^26 in a table's array part, where Lua uses its hash part), rather
+// than let one call take gigabytes.
 //
 // A script that runs longer than five seconds is stopped with an error
 // (Redis would let it run and answer BUSY to others; here it holds the

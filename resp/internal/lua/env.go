@@ -35,8 +35,8 @@ func luaPCall(pcall *lua.LFunction) lua.LGFunction {
 }
 
 // newVM builds an interpreter with Redis 7.0's globals: the base functions
-// it keeps, coroutine, string, math, table, bit and the redis API, all
-// read-only; reading an undefined global is an error.
+// it keeps, coroutine, string, math, table, bit, cjson, cmsgpack and the
+// redis API, all read-only; reading an undefined global is an error.
 func (rt *Runtime) newVM() *vm {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 20,
 		IncludeGoStackTrace: true}) // for the report of a panic (PanicError)
@@ -69,6 +69,9 @@ func (rt *Runtime) newVM() *vm {
 	g.RawSetString("loadstring", L.NewFunction(v.loadString))
 	g.RawSetString("bit", newBitLib(L))
 	g.RawSetString("redis", v.newRedisLib())
+	v.null = L.NewUserData() // JSON's null: a userdata that holds nothing
+	g.RawSetString("cjson", v.newCJSON(&rt.cjson))
+	g.RawSetString("cmsgpack", v.newCMsgpack())
 	// Builtins that would allocate, or push values, without bound inside
 	// one Go call (where the script time limit cannot stop them) get Lua
 	// 5.1's limits.
@@ -169,7 +172,7 @@ func (rt *Runtime) newVM() *vm {
 
 	// Libraries become read-only proxies.
 	var strMT, otherMT *lua.LTable
-	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis"} {
+	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis", "cjson", "cmsgpack"} {
 		real := g.RawGetString(name).(*lua.LTable)
 		p := v.readonly(real)
 		g.RawSetString(name, p)

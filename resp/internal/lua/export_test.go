@@ -70,3 +70,11 @@ func UnwrappedBuiltins(rt *Runtime, plant bool) []string {
 	check("the error handler", v.handle)
 	return bad
 }
+
+// PlantCodecBugs makes cjson leave '/' unescaped and cmsgpack pack every
+// fraction as a double until undo is called (planted bugs for the
+// differential test of both).
+func PlantCodecBugs() (undo func()) {
+	plantCodecBugs = true
+	return func() { plantCodecBugs = false }
+}

@@ -64,6 +64,9 @@ type Runtime struct {
 	// planted holds the globals PlantPanic adds to new interpreters: name
 	// to the value each panics with.
 	planted sync.Map
+	// cjson is the global cjson table's configuration, which every script
+	// shares until Flush (cjson.go).
+	cjson cjsonState
 }
 
 // New returns a Runtime with opts.
@@ -74,6 +77,7 @@ func New(opts Options) *Runtime {
 	}
 	rt.versionNum = versionNum(opts.Version)
 	rt.rand.x = lcgStart
+	rt.cjson.cfg = defaultCJSON
 	return rt
 }
 
@@ -94,9 +98,11 @@ func (rt *Runtime) Close() { rt.vms.close() }
 
 // Flush makes every interpreter forget the functions it instantiated, as
 // SCRIPT FLUSH forgets the scripts: their memory is released as each
-// interpreter is next used.
+// interpreter is next used. cjson's configuration returns to its defaults,
+// as Redis's does with its new interpreter.
 func (rt *Runtime) Flush() {
 	rt.gen.Add(1)
+	rt.cjson.reset()
 }
 
 // Function is a compiled script body. It is immutable and shared by every
@@ -270,6 +276,7 @@ type vm struct {
 	run     *run           // the script running now
 	runBuf  run            // reused for every run
 	handle  *lua.LFunction // the error handler
+	null    *lua.LUserData // cjson.null
 	// chunks maps the names (chunkID) of chunks loadstring compiled in
 	// this run to the names they were given, which Redis's error replies
 	// show; at most maxChunkNames, cleared after each run.
@@ -476,6 +483,11 @@ func luaToString(v lua.LValue) lua.LValue {
 		return v
 	case lua.LNumber:
 		return lua.LString(formatLuaNumber(float64(v)))
+	case *lua.LUserData:
+		if v.Value == nil {
+			return lua.LString(nullUserData)
+		}
+		return lua.LString(v.String())
 	default:
 		return lua.LString(v.String())
 	}

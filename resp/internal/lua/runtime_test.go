@@ -146,3 +146,26 @@ return n`)
 		b.Fatalf("script returned %s", w)
 	}
 }
+
+// TestCMsgpackSparseKeys: a MessagePack map whose integer keys would make
+// gopher-lua allocate an array of more than 2^22 slots (Lua would keep
+// them in its hash part) fails to unpack, with an error of its own, and
+// only once the input has been read (so Redis's own errors come first);
+// keys below that, and past gopher-lua's array part, unpack.
+func TestCMsgpackSparseKeys(t *testing.T) {
+	rt := lua.New(lua.Options{})
+	defer rt.Close()
+	for _, tc := range []struct{ src, want string }{
+		{`return cmsgpack.unpack('\129\206\3\255\255\255\1')`,
+			"error:ERR user_script:1: nxkv: map key 67108863 would make a table too large to build script: abc, on @user_script:1."},
+		{`return {pcall(cmsgpack.unpack, '\129\206\3\255\255\255\1\204')}`, "array:2 null bulk:Missing bytes in input."},
+		{`return cmsgpack.unpack('\129\206\0\64\0\0\7')[4194304]`, "int:7"},
+		{`return cmsgpack.unpack('\129\206\4\0\0\0\7')[67108864]`, "int:7"},
+		{`return {pcall(cmsgpack.unpack, '\130\206\0\48\0\0\1\206\0\96\0\0\2')}`,
+			"array:2 null bulk:nxkv: map key 6291456 would make a table too large to build"},
+	} {
+		if got, _ := run(t, rt, tc.src, lua.Input{SHA: "abc"}); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.src, got, tc.want)
+		}
+	}
+}
