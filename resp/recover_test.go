@@ -49,23 +49,8 @@ func closedAfter(c *rawConn) bool {
 // logged (the stack once per command), and other clients are served
 // throughout.
 func TestPanicContained(t *testing.T) {
-	var logs syncBuffer
-	s := resp.New(resp.Options{ErrorLog: log.New(&logs, "", 0)})
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	dials := map[string]func() *rawConn{
-		"tcp": func() *rawConn { return dialRaw(t, s.Addr()) },
-		"memory": func() *rawConn {
-			nc, err := s.Dial(context.Background(), "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { nc.Close() })
-			return &rawConn{redistest.NewConn(nc)}
-		},
-	}
+	s, logs := loggingServer(t)
+	dials := transports(t, s)
 	other := dialRaw(t, s.Addr()) // a bystander, connected throughout
 	want := "-ERR internal error in 'nxkv-test-panic' command: the server logged it and closes this connection\r\n"
 	panics := int64(0)
@@ -135,6 +120,34 @@ func TestPanicContained(t *testing.T) {
 	}
 }
 
+// loggingServer starts a server that logs to the returned buffer, closed
+// when the test ends.
+func loggingServer(t *testing.T) (*resp.Server, *syncBuffer) {
+	logs := &syncBuffer{}
+	s := resp.New(resp.Options{ErrorLog: log.New(logs, "", 0)})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, logs
+}
+
+// transports returns dialers of s over TCP (an event loop on Linux) and
+// over an in-memory connection (a goroutine).
+func transports(t *testing.T, s *resp.Server) map[string]func() *rawConn {
+	return map[string]func() *rawConn{
+		"tcp": func() *rawConn { return dialRaw(t, s.Addr()) },
+		"memory": func() *rawConn {
+			nc, err := s.Dial(context.Background(), "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { nc.Close() })
+			return &rawConn{redistest.NewConn(nc)}
+		},
+	}
+}
+
 // TestPanicFailsNewT shows that a test using NewT fails when a command
 // panicked in its server, so a contained panic is never silently passed
 // over.
@@ -178,24 +191,9 @@ func (f *fakeTB) cleanup() {
 // counted and logged (the stack once), the engine's invariants hold and
 // other clients are served; and the next script runs as before.
 func TestLuaBuiltinPanicContained(t *testing.T) {
-	var logs syncBuffer
-	s := resp.New(resp.Options{ErrorLog: log.New(&logs, "", 0)})
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, logs := loggingServer(t)
 	defer resp.PlantLuaPanic(s, "nxkv_test_panic")()
-	dials := map[string]func() *rawConn{
-		"tcp": func() *rawConn { return dialRaw(t, s.Addr()) },
-		"memory": func() *rawConn {
-			nc, err := s.Dial(context.Background(), "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { nc.Close() })
-			return &rawConn{redistest.NewConn(nc)}
-		},
-	}
+	dials := transports(t, s)
 	other := dialRaw(t, s.Addr())
 	const under = "local ok, e = pcall(nxkv_test_panic) redis.call('SET', KEYS[1], 'after') return e"
 	sha, err := other.do([]string{"script", "load", under})

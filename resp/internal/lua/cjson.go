@@ -74,7 +74,7 @@ func (v *vm) newCJSON(st *cjsonState) *lua.LTable {
 			if L.GetTop() != 1 {
 				luaArgError(L, 1, "encode", "expected 1 argument")
 			}
-			e := jsonEncoder{L: L, cfg: st.get(), null: v.null, limit: v.rt.maxBulk, done: L.Context().Done()}
+			e := jsonEncoder{L: L, cfg: st.get(), null: v.null, stepper: stepper{limit: v.rt.maxBulk}}
 			e.value(L.Get(1), 0, 1)
 			L.Push(lua.LString(e.b))
 			return 1
@@ -83,59 +83,9 @@ func (v *vm) newCJSON(st *cjsonState) *lua.LTable {
 			if L.GetTop() != 1 {
 				luaArgError(L, 1, "decode", "expected 1 argument")
 			}
-			d := jsonDecoder{L: L, s: checkLuaString(L, 1, "decode"), cfg: st.get(), null: v.null}
+			d := jsonDecoder{L: L, s: checkLuaString(L, 1, "decode"), cfg: st.get(), null: v.null,
+				stepper: stepper{limit: math.MaxInt}}
 			L.Push(d.decode())
-			return 1
-		},
-		"encode_sparse_array": func(L *lua.LState) int {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			cfgArgs(L, "encode_sparse_array", 3)
-			enumOption(L, 1, "encode_sparse_array", &st.cfg.sparseConvert, boolOptions, 1)
-			intOption(L, 2, "encode_sparse_array", &st.cfg.sparseRatio, 0, math.MaxInt32)
-			intOption(L, 3, "encode_sparse_array", &st.cfg.sparseSafe, 0, math.MaxInt32)
-			return 3
-		},
-		"encode_max_depth": func(L *lua.LState) int {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			cfgArgs(L, "encode_max_depth", 1)
-			intOption(L, 1, "encode_max_depth", &st.cfg.encodeMaxDepth, 1, math.MaxInt32)
-			return 1
-		},
-		"decode_max_depth": func(L *lua.LState) int {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			cfgArgs(L, "decode_max_depth", 1)
-			intOption(L, 1, "decode_max_depth", &st.cfg.decodeMaxDepth, 1, math.MaxInt32)
-			return 1
-		},
-		"encode_number_precision": func(L *lua.LState) int {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			cfgArgs(L, "encode_number_precision", 1)
-			intOption(L, 1, "encode_number_precision", &st.cfg.precision, 1, 14)
-			return 1
-		},
-		"encode_keep_buffer": func(L *lua.LState) int {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			cfgArgs(L, "encode_keep_buffer", 1)
-			enumOption(L, 1, "encode_keep_buffer", &st.cfg.keepBuffer, boolOptions, 1)
-			return 1
-		},
-		"encode_invalid_numbers": func(L *lua.LState) int {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			cfgArgs(L, "encode_invalid_numbers", 1)
-			enumOption(L, 1, "encode_invalid_numbers", &st.cfg.encodeInvalid, []string{"off", "on", "null"}, 1)
-			return 1
-		},
-		"decode_invalid_numbers": func(L *lua.LState) int {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			cfgArgs(L, "decode_invalid_numbers", 1)
-			enumOption(L, 1, "decode_invalid_numbers", &st.cfg.decodeInvalid, boolOptions, 1)
 			return 1
 		},
 		"new": func(L *lua.LState) int {
@@ -143,6 +93,9 @@ func (v *vm) newCJSON(st *cjsonState) *lua.LTable {
 			L.Push(v.newCJSON(st))
 			return 1
 		},
+	}
+	for name, opts := range cjsonSettings {
+		fns[name] = func(L *lua.LState) int { return st.configure(L, name, opts) }
 	}
 	for name, fn := range fns {
 		t.RawSetString(name, v.builtin("cjson."+name, fn))
@@ -153,19 +106,57 @@ func (v *vm) newCJSON(st *cjsonState) *lua.LTable {
 	return t
 }
 
-// cfgArgs refuses more than n arguments to a configuration function, and
-// pads them with nil to n (the settings are pushed after them), as
-// lua-cjson does.
-func cfgArgs(L *lua.LState, fname string, n int) {
-	if L.GetTop() > n {
-		luaArgError(L, n+1, fname, "found too many arguments")
-	}
-	for L.GetTop() < n {
-		L.Push(lua.LNil)
-	}
+// A cjsonSetting is what one argument of a configuration function sets:
+// an integer in [min, max], or one of names (where a boolean stands for
+// the first two).
+type cjsonSetting struct {
+	integer  func(c *cjsonConfig) *int32
+	min, max int32
+	enum     func(c *cjsonConfig) *int
+	names    []string
 }
 
 var boolOptions = []string{"off", "on"}
+
+// cjsonSettings are the configuration functions, by name, and what their
+// arguments set.
+var cjsonSettings = map[string][]cjsonSetting{
+	"encode_sparse_array": {
+		{enum: func(c *cjsonConfig) *int { return &c.sparseConvert }, names: boolOptions},
+		{integer: func(c *cjsonConfig) *int32 { return &c.sparseRatio }, max: math.MaxInt32},
+		{integer: func(c *cjsonConfig) *int32 { return &c.sparseSafe }, max: math.MaxInt32},
+	},
+	"encode_max_depth":        {{integer: func(c *cjsonConfig) *int32 { return &c.encodeMaxDepth }, min: 1, max: math.MaxInt32}},
+	"decode_max_depth":        {{integer: func(c *cjsonConfig) *int32 { return &c.decodeMaxDepth }, min: 1, max: math.MaxInt32}},
+	"encode_number_precision": {{integer: func(c *cjsonConfig) *int32 { return &c.precision }, min: 1, max: 14}},
+	"encode_keep_buffer":      {{enum: func(c *cjsonConfig) *int { return &c.keepBuffer }, names: boolOptions}},
+	"encode_invalid_numbers": {{enum: func(c *cjsonConfig) *int { return &c.encodeInvalid },
+		names: []string{"off", "on", "null"}}},
+	"decode_invalid_numbers": {{enum: func(c *cjsonConfig) *int { return &c.decodeInvalid }, names: boolOptions}},
+}
+
+// configure is the configuration function fname, whose arguments set
+// what settings say: more arguments than settings are refused, absent or
+// nil ones change nothing, and it returns every setting, as lua-cjson's do.
+func (c *cjsonState) configure(L *lua.LState, fname string, settings []cjsonSetting) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(settings)
+	if L.GetTop() > n {
+		luaArgError(L, n+1, fname, "found too many arguments")
+	}
+	for L.GetTop() < n { // the settings are pushed after the arguments
+		L.Push(lua.LNil)
+	}
+	for i, s := range settings {
+		if s.enum != nil {
+			enumOption(L, i+1, fname, s.enum(&c.cfg), s.names, 1)
+		} else {
+			intOption(L, i+1, fname, s.integer(&c.cfg), s.min, s.max)
+		}
+	}
+	return n
+}
 
 // enumOption sets *setting from argument i, unless it is absent or nil, to
 // the index of its option name, or to boolTrue or 0 for a boolean; it
@@ -221,15 +212,38 @@ var plantCodecBugs bool
 // checks of the script's context.
 const checkEvery = 1 << 12
 
+// stepper counts the values an encoder or decoder handles, and stops it,
+// every checkEvery of them, once its script's context is done or its
+// output has passed the longest string allowed (proto-max-bulk-len).
+type stepper struct {
+	steps int
+	limit int
+}
+
+// step counts one value of a builtin with n bytes of output so far, the
+// builtin doing what.
+func (s *stepper) step(L *lua.LState, n int, what string) {
+	if n > s.limit {
+		luaRaise(L, "resulting string too large")
+	}
+	if s.steps++; s.steps < checkEvery {
+		return
+	}
+	s.steps = 0
+	select {
+	case <-L.Context().Done():
+		luaRaise(L, "script stopped while "+what)
+	default:
+	}
+}
+
 // jsonEncoder is one cjson.encode.
 type jsonEncoder struct {
-	L     *lua.LState
-	cfg   cjsonConfig
-	null  lua.LValue
-	b     []byte
-	limit int             // the longest result allowed (proto-max-bulk-len)
-	done  <-chan struct{} // the script's context
-	steps int
+	L    *lua.LState
+	cfg  cjsonConfig
+	null lua.LValue
+	b    []byte
+	stepper
 }
 
 // jsonEscapes are lua-cjson's escapes of the bytes it escapes.
@@ -250,18 +264,7 @@ func (e *jsonEncoder) fail(typ, reason string) {
 // value appends v, at the given table depth, as JSON; slots is how many
 // Lua stack slots the C encoder would hold with v on top.
 func (e *jsonEncoder) value(v lua.LValue, depth, slots int) {
-	e.steps++
-	if e.steps >= checkEvery {
-		e.steps = 0
-		select {
-		case <-e.done:
-			luaRaise(e.L, "script stopped while encoding JSON")
-		default:
-		}
-	}
-	if len(e.b) > e.limit {
-		luaRaise(e.L, "resulting string too large")
-	}
+	e.step(e.L, len(e.b), "encoding JSON")
 	switch v := v.(type) {
 	case lua.LString:
 		e.str(string(v))
@@ -424,7 +427,7 @@ type jsonDecoder struct {
 	null  lua.LValue
 	depth int
 	tmp   []byte
-	steps int
+	stepper
 }
 
 // at is the byte at i, NUL past the end.
@@ -635,18 +638,36 @@ func (d *jsonDecoder) descend(slots, need int) {
 	luaRaise(d.L, "Found too many nested data structures ("+strconv.Itoa(d.depth)+") at character "+strconv.Itoa(d.i))
 }
 
+// first reads the first token inside an object or array, whose end is
+// end; false (and the object or array left) if it is the end.
+func (d *jsonDecoder) first(end int) (jsonToken, bool) {
+	tok := d.next()
+	if tok.typ == end {
+		d.depth--
+		return tok, false
+	}
+	return tok, true
+}
+
+// more reads what follows a member of an object or array: false (and the
+// object or array left) at its end, else a comma, and returns the token
+// after it.
+func (d *jsonDecoder) more(end int, expected string) (jsonToken, bool) {
+	tok := d.next()
+	if tok.typ == end {
+		d.depth--
+		return tok, false
+	}
+	if tok.typ != tComma {
+		d.fail(expected, tok)
+	}
+	return d.next(), true
+}
+
 // value converts the value that starts with tok; slots is how many Lua
 // stack slots the C decoder holds while it does.
 func (d *jsonDecoder) value(tok jsonToken, slots int) lua.LValue {
-	d.steps++
-	if d.steps >= checkEvery {
-		d.steps = 0
-		select {
-		case <-d.L.Context().Done():
-			luaRaise(d.L, "script stopped while decoding JSON")
-		default:
-		}
-	}
+	d.step(d.L, 0, "decoding JSON")
 	switch tok.typ {
 	case tString:
 		return lua.LString(tok.str)
@@ -659,12 +680,7 @@ func (d *jsonDecoder) value(tok jsonToken, slots int) lua.LValue {
 	case tObjBegin:
 		d.descend(slots, 3)
 		t := d.L.NewTable()
-		tok := d.next()
-		if tok.typ == tObjEnd {
-			d.depth--
-			return t
-		}
-		for {
+		for tok, ok := d.first(tObjEnd); ok; tok, ok = d.more(tObjEnd, "comma or object end") {
 			if tok.typ != tString {
 				d.fail("object key string", tok)
 			}
@@ -673,36 +689,17 @@ func (d *jsonDecoder) value(tok jsonToken, slots int) lua.LValue {
 				d.fail("colon", tok)
 			}
 			t.RawSetString(key, d.value(d.next(), slots+2))
-			tok = d.next()
-			if tok.typ == tObjEnd {
-				d.depth--
-				return t
-			}
-			if tok.typ != tComma {
-				d.fail("comma or object end", tok)
-			}
-			tok = d.next()
 		}
+		return t
 	case tArrBegin:
 		d.descend(slots, 2)
 		t := d.L.NewTable()
-		tok := d.next()
-		if tok.typ == tArrEnd {
-			d.depth--
-			return t
-		}
-		for i := 1; ; i++ {
+		i := 0
+		for tok, ok := d.first(tArrEnd); ok; tok, ok = d.more(tArrEnd, "comma or array end") {
+			i++
 			t.RawSetInt(i, d.value(tok, slots+1))
-			tok = d.next()
-			if tok.typ == tArrEnd {
-				d.depth--
-				return t
-			}
-			if tok.typ != tComma {
-				d.fail("comma or array end", tok)
-			}
-			tok = d.next()
 		}
+		return t
 	}
 	d.fail("value", tok)
 	return nil

@@ -535,11 +535,7 @@ func (g *luaValueGen) value(depth int) string {
 	if s, ok := g.badValue(); ok {
 		return s
 	}
-	k := g.r.IntN(10)
-	if depth > 3 {
-		k = g.r.IntN(6)
-	}
-	switch k {
+	switch kind(g.r, depth > 3, 10, 6) {
 	case 0, 1:
 		return g.number()
 	case 2, 3:
@@ -588,17 +584,22 @@ func (g *luaValueGen) value(depth int) string {
 	}
 }
 
+// kind picks one of the first n kinds of value a generator makes, or of
+// the first leaves (those that nest no further) when deep.
+func kind(r *rand.Rand, deep bool, n, leaves int) int {
+	if deep {
+		return r.IntN(leaves)
+	}
+	return r.IntN(n)
+}
+
 // randomJSON returns a JSON text, most often valid, and sometimes broken
 // by one edit or made of lua-cjson's extensions (NaN, hexadecimal...).
 func randomJSON(r *rand.Rand) string {
 	var b strings.Builder
 	var value func(depth int)
 	value = func(depth int) {
-		k := r.IntN(9)
-		if depth > 4 {
-			k = r.IntN(4)
-		}
-		switch k {
+		switch kind(r, depth > 4, 9, 4) {
 		case 0:
 			b.WriteString([]string{"0", "-0", "1", "-1", "1.5", "1e2", "1E-2", "0.1", "123456789012345678", "1e400",
 				"-1e-400", "0x1F", "+1", "01", "-", "1.", ".5", "1e", "NaN", "-nan", "Infinity", "-inf", "inf", "0e0",
@@ -665,11 +666,7 @@ func randomMsgpack(r *rand.Rand) string {
 	var b []byte
 	var value func(depth int)
 	value = func(depth int) {
-		k := r.IntN(12)
-		if depth > 3 {
-			k = r.IntN(8)
-		}
-		switch k {
+		switch kind(r, depth > 3, 12, 8) {
 		case 0:
 			b = append(b, byte(r.IntN(256))) // any type byte
 		case 1:
@@ -859,28 +856,16 @@ func (p *msgpackCanon) value() []byte {
 		kind, n = 'a', int(t&0xf)
 	case t&0xf0 == 0x80:
 		kind, n = 'm', int(t&0xf)
-	case t == 0xcc || t == 0xd0:
-		p.take(1)
-	case t == 0xcd || t == 0xd1:
-		p.take(2)
-	case t == 0xce || t == 0xd2 || t == 0xca:
-		p.take(4)
-	case t == 0xcf || t == 0xd3 || t == 0xcb:
-		p.take(8)
-	case t == 0xd9:
-		kind, hdr = 's', 1
-	case t == 0xda:
-		kind, hdr = 's', 2
-	case t == 0xdb:
-		kind, hdr = 's', 4
-	case t == 0xdc:
-		kind, hdr = 'a', 2
-	case t == 0xdd:
-		kind, hdr = 'a', 4
-	case t == 0xde:
-		kind, hdr = 'm', 2
-	case t == 0xdf:
-		kind, hdr = 'm', 4
+	case t >= 0xcc && t <= 0xd3: // uint, int 8 to 64
+		p.take(1 << ((t - 0xcc) & 3))
+	case t == 0xca || t == 0xcb:
+		p.take(4 << (t - 0xca))
+	case t >= 0xd9 && t <= 0xdb:
+		kind, hdr = 's', 1<<(t-0xd9)
+	case t == 0xdc || t == 0xdd:
+		kind, hdr = 'a', 2<<(t-0xdc)
+	case t == 0xde || t == 0xdf:
+		kind, hdr = 'm', 2<<(t-0xde)
 	default:
 		p.bad = true
 	}

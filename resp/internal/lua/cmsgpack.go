@@ -84,11 +84,9 @@ func checkStack(L *lua.LState, slots, need int, what string) {
 
 // mpEncoder is one cmsgpack.pack.
 type mpEncoder struct {
-	L     *lua.LState
-	b     []byte
-	limit int
-	done  <-chan struct{}
-	steps int
+	L *lua.LState
+	b []byte
+	stepper
 }
 
 func (v *vm) mpPack(L *lua.LState) int {
@@ -99,7 +97,7 @@ func (v *vm) mpPack(L *lua.LState) int {
 	if n+n > maxLuaResults {
 		luaArgError(L, 0, "pack", "Too many arguments for MessagePack pack.")
 	}
-	e := mpEncoder{L: L, limit: v.rt.maxBulk, done: L.Context().Done()}
+	e := mpEncoder{L: L, stepper: stepper{limit: v.rt.maxBulk}}
 	for i := 1; i <= n; i++ {
 		slots := n + i - 1 // the arguments and the values packed so far
 		checkStack(L, slots, 1, "in function mp_check")
@@ -112,18 +110,7 @@ func (v *vm) mpPack(L *lua.LState) int {
 // value appends v, at the given table nesting level, with slots Lua stack
 // slots held by the C encoder (v on top).
 func (e *mpEncoder) value(v lua.LValue, level, slots int) {
-	e.steps++
-	if e.steps >= checkEvery {
-		e.steps = 0
-		select {
-		case <-e.done:
-			luaRaise(e.L, "script stopped while packing")
-		default:
-		}
-	}
-	if len(e.b) > e.limit {
-		luaRaise(e.L, "resulting string too large")
-	}
+	e.step(e.L, len(e.b), "packing")
 	switch v := v.(type) {
 	case lua.LString:
 		e.bytes(string(v))
@@ -274,7 +261,7 @@ type mpDecoder struct {
 	s     string
 	err   int
 	slots int
-	steps int
+	stepper
 	// pad is how many more nil slots the maps' integer keys may make
 	// gopher-lua allocate (see hash); sparse is the first key past it.
 	pad    int
@@ -301,7 +288,7 @@ func mpUnpack(L *lua.LState, fname string, limit, offset int64, slots int) int {
 	if all {
 		limit = math.MaxInt32
 	}
-	d := mpDecoder{L: L, s: s[offset:], slots: max(slots, 1), pad: mpMaxPadding}
+	d := mpDecoder{L: L, s: s[offset:], slots: max(slots, 1), pad: mpMaxPadding, stepper: stepper{limit: math.MaxInt}}
 	var out []lua.LValue
 	for cnt := int64(0); len(d.s) > 0 && cnt < limit; cnt++ {
 		val := d.value()
@@ -349,15 +336,7 @@ func (d *mpDecoder) value() lua.LValue {
 		return lua.LNil
 	}
 	checkStack(d.L, d.slots, 1, "too many return values at once; use unpack_one or unpack_limit instead.")
-	d.steps++
-	if d.steps >= checkEvery {
-		d.steps = 0
-		select {
-		case <-d.L.Context().Done():
-			luaRaise(d.L, "script stopped while unpacking")
-		default:
-		}
-	}
+	d.step(d.L, 0, "unpacking")
 	s := d.s
 	fixed := func(n int) string { // n bytes after the type byte
 		if !d.need(uint64(n) + 1) {
@@ -368,33 +347,19 @@ func (d *mpDecoder) value() lua.LValue {
 	}
 	num := func(f float64) lua.LValue { return lua.LNumber(f) }
 	switch c := s[0]; c {
-	case 0xcc:
-		if b := fixed(1); b != "" {
-			return num(float64(b[0]))
-		}
-	case 0xd0:
-		if b := fixed(1); b != "" {
-			return num(float64(int8(b[0])))
-		}
-	case 0xcd:
-		if b := fixed(2); b != "" {
-			return num(float64(binary.BigEndian.Uint16([]byte(b))))
-		}
-	case 0xd1:
-		if b := fixed(2); b != "" {
-			return num(float64(int16(binary.BigEndian.Uint16([]byte(b)))))
-		}
-	case 0xce:
-		if b := fixed(4); b != "" {
-			return num(float64(binary.BigEndian.Uint32([]byte(b))))
-		}
-	case 0xd2:
-		if b := fixed(4); b != "" {
-			return num(float64(int32(binary.BigEndian.Uint32([]byte(b)))))
-		}
-	case 0xcf, 0xd3: // lua_pushunsigned is lua_pushinteger: a signed 64-bit integer
-		if b := fixed(8); b != "" {
-			return num(float64(int64(binary.BigEndian.Uint64([]byte(b)))))
+	case 0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd1, 0xd2, 0xd3: // uint, int 8 to 64
+		n := 1 << ((c - 0xcc) & 3)
+		if b := fixed(n); b != "" {
+			var u uint64
+			for _, x := range []byte(b) {
+				u = u<<8 | uint64(x)
+			}
+			if c >= 0xd0 { // signed: extend the sign
+				shift := 64 - 8*n
+				return num(float64(int64(u<<shift) >> shift))
+			}
+			// lua_pushunsigned is lua_pushinteger: a uint64 is signed
+			return num(float64(int64(u)))
 		}
 	case 0xc0:
 		d.s = d.s[1:]
@@ -410,37 +375,22 @@ func (d *mpDecoder) value() lua.LValue {
 		if b := fixed(8); b != "" {
 			return num(math.Float64frombits(binary.BigEndian.Uint64([]byte(b))))
 		}
-	case 0xd9:
-		if d.need(2) {
-			return d.str(2, uint64(s[1]))
+	case 0xd9, 0xda, 0xdb: // str 8, 16, 32
+		n := 1 << (c - 0xd9)
+		if l, ok := d.length(n); ok {
+			return d.str(n+1, l)
 		}
-	case 0xda:
-		if d.need(3) {
-			return d.str(3, uint64(binary.BigEndian.Uint16([]byte(s[1:3]))))
+	case 0xdc, 0xdd: // array 16, 32
+		n := 2 << (c - 0xdc)
+		if l, ok := d.length(n); ok {
+			d.s = d.s[n+1:]
+			return d.array(l)
 		}
-	case 0xdb:
-		if d.need(5) {
-			return d.str(5, uint64(binary.BigEndian.Uint32([]byte(s[1:5]))))
-		}
-	case 0xdc:
-		if d.need(3) {
-			d.s = d.s[3:]
-			return d.array(uint64(binary.BigEndian.Uint16([]byte(s[1:3]))))
-		}
-	case 0xdd:
-		if d.need(5) {
-			d.s = d.s[5:]
-			return d.array(uint64(binary.BigEndian.Uint32([]byte(s[1:5]))))
-		}
-	case 0xde:
-		if d.need(3) {
-			d.s = d.s[3:]
-			return d.hash(uint64(binary.BigEndian.Uint16([]byte(s[1:3]))))
-		}
-	case 0xdf:
-		if d.need(5) {
-			d.s = d.s[5:]
-			return d.hash(uint64(binary.BigEndian.Uint32([]byte(s[1:5]))))
+	case 0xde, 0xdf: // map 16, 32
+		n := 2 << (c - 0xde)
+		if l, ok := d.length(n); ok {
+			d.s = d.s[n+1:]
+			return d.hash(l)
 		}
 	default:
 		switch {
@@ -462,6 +412,19 @@ func (d *mpDecoder) value() lua.LValue {
 		d.err = mpBadFormat
 	}
 	return lua.LNil
+}
+
+// length reads the n-byte big-endian length after the type byte, or
+// notes EOF.
+func (d *mpDecoder) length(n int) (uint64, bool) {
+	if !d.need(uint64(n) + 1) {
+		return 0, false
+	}
+	var l uint64
+	for _, c := range []byte(d.s[1 : n+1]) {
+		l = l<<8 | uint64(c)
+	}
+	return l, true
 }
 
 // str decodes a string of n bytes after a header of hdr bytes.
