@@ -53,18 +53,23 @@ func (v *vm) builtin(name string, fn lua.LGFunction) *lua.LFunction {
 //go:noinline
 func (v *vm) contain(name string, fn lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
-		defer v.recoverBuiltin(L, name)
-		return fn(L)
+		returned := false
+		defer func() {
+			if !returned { // recover only on the way out of a panic: it costs
+				v.recovered(L, name, recover())
+			}
+		}()
+		n := fn(L)
+		returned = true
+		return n
 	}
 }
 
-// recoverBuiltin is deferred by every wrapped builtin: it lets a Lua error
-// go on, and turns any other panic into a stopped script (see the file
-// comment).
-func (v *vm) recoverBuiltin(L *lua.LState, name string) {
-	r := recover()
+// recovered handles what a wrapped builtin panicked with: a Lua error
+// goes on, anything else stops the script (see the file comment).
+func (v *vm) recovered(L *lua.LState, name string, r any) {
 	if r == nil {
-		return
+		return // runtime.Goexit
 	}
 	if _, ok := r.(*lua.ApiError); ok {
 		panic(r)
