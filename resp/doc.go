@@ -34,7 +34,10 @@
 // gets an error reply ("ERR internal error in '<command>' command ...") and
 // its connection is closed, and every other client is served as before. A
 // command called by a Lua script is contained where the script calls it, and
-// that script's connection closes after its reply. The stack of the first
+// that script's connection closes after its reply. A panic in the Go code of
+// the Lua runtime itself (a builtin such as string.find) stops the script
+// there, whatever pcall it runs under, and is contained as a panic of the
+// script's command (EVAL, EVALSHA, ...). The stack of the first
 // panic of each command is logged (Options.ErrorLog); each panic is counted
 // in Stats and, as an error reply, in INFO errorstats. NewT and RunT fail
 // the test when a panic happened in their server.
@@ -112,14 +115,16 @@
 // # Lua
 //
 // Scripts run on github.com/yuin/gopher-lua with Redis 7's environment:
-// the same globals (bit included; cjson, cmsgpack and struct are not
-// provided), read-only globals and libraries, redis.call, pcall,
-// error_reply, status_reply, sha1hex, log and setresp, and Redis's
-// conversions between Lua values and replies. A script may open with
-// Redis 7's "#!lua flags=..." line: the flags are checked as Redis checks
-// them, and no-writes makes the script read-only (only such a flagged
-// script runs under EVAL_RO). Each script is compiled once
-// and each interpreter instantiates it once; interpreters are pooled and
+// the same globals (bit, cjson and cmsgpack included; struct is not
+// provided), read-only globals, libraries and metatables (pairs, next,
+// rawget and getmetatable see them as in Redis, and every write is
+// refused with Redis's error), redis.call, pcall, error_reply,
+// status_reply, sha1hex, log and setresp, and Redis's conversions between
+// Lua values and replies. A script may open with Redis 7's "#!lua
+// flags=..." line: the flags are checked as Redis checks them, and
+// no-writes makes the script read-only (only such a flagged script runs
+// under EVAL_RO). Each script is compiled once and each interpreter
+// instantiates it once; interpreters are pooled and
 // reused, and one whose shared tables a script managed to change is
 // discarded. tonumber, tostring, string.format, string.char,
 // table.concat, math.random and error are the server's own, checked
@@ -139,18 +144,40 @@
 // errors name the operand ("attempt to concatenate local 'x' (a nil
 // value)"), a numeric for takes numeric strings as bounds (for i = 1,
 // ARGV[1]), and loadstring compiles with the same rules and names chunks
-// as Lua does ([string "..."]). To do so each chain of .. becomes one
-// call of a builtin when a script is compiled; it needs two registers more
-// than Lua's instruction, so a function within a few registers of
-// gopher-lua's limit of 200 fails to compile sooner. Only tables take a
+// as Lua does ([string "..."]); as in Redis it reads every string as
+// source, so the binary chunk string.dump returns (Lua 5.1's header and
+// the function's description, without bytecode) does not load. To do so
+// each chain of .. becomes one call of a builtin when a script is
+// compiled; it needs two registers more than Lua's instruction, so a
+// function within a few registers of gopher-lua's limit of 200 fails to
+// compile sooner. Only tables take a
 // metatable from setmetatable, as in Lua. Arithmetic on what is not a
 // number fails with Lua's message, but names no variable ("attempt to
 // perform arithmetic on a nil value", where Lua may add "local 'x'").
-// Other error texts of the Lua implementation (syntax errors, "attempt to
-// index ...", arithmetic on two tables or negating one, the argument
-// errors of the other builtins) are gopher-lua's, and an argument error in
-// a method call (("%d"):format("x")) counts the receiver as argument 1,
-// where Lua does not.
+// Calling nil, a boolean, a number or a string fails with Lua's message,
+// also naming no variable ("attempt to call a nil value"). Other error
+// texts of the Lua implementation (most syntax errors, "attempt to index
+// ...", calling a table, arithmetic on two tables or negating one, the
+// argument errors of the other builtins) are gopher-lua's, and an argument
+// error in a method call (("%d"):format("x")) counts the receiver as
+// argument 1, where Lua does not. pairs and next visit a table's keys in
+// gopher-lua's order (array part, then the order keys were added), not
+// in Lua's hash order.
+//
+// cjson (lua-cjson 2.1.0) and cmsgpack (lua-cmsgpack 0.4.0) are the
+// server's own implementations of the libraries Redis builds in, checked
+// against Redis's on fixed and random values: number formats, escapes,
+// sparse arrays, nesting limits and Lua's stack limit, cjson.null, the
+// configuration functions (whose settings every script shares until
+// SCRIPT FLUSH, as in Redis), MessagePack's integer, float and double
+// types, 16-deep tables (circular ones), unpack_one and unpack_limit, and
+// their errors. The members of a JSON object and the entries of a
+// MessagePack map come in the order pairs visits the table's keys. And
+// cmsgpack.unpack refuses a map whose integer keys would make gopher-lua
+// allocate more than 4 million array slots (it keeps every integer key up
+// to 2^26 in a table's array part, where Lua uses its hash part), rather
+// than let one call take gigabytes.
+//
 // A script that runs longer than five seconds is stopped with an error
 // (Redis would let it run and answer BUSY to others; here it holds the
 // engine's locks). The limit is checked between Lua instructions, so the

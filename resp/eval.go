@@ -267,10 +267,16 @@ func (s *Server) runScript(x *call, sc *script, st store, txs *txSet, keys, argv
 		readOnly: sc.noWrites || strings.HasSuffix(x.cmd.name, "_ro")}
 	in := lua.Input{SHA: sc.sha, Keys: keys, Argv: argv, Timeout: s.scriptLimit, Memory: s.scriptMemory}
 	if err := s.scripts.rt.Run(sc.fn, in, run, run); err != nil {
+		// Go code the script called panicked, and the runtime stopped the
+		// script: the panic is the script command's, contained as any
+		// command's is (recover.go).
+		var stack []byte
 		if p, ok := err.(*lua.PanicError); ok {
-			s.recordPanic("eval", p.Value, []byte(p.Stack))
-			x.c.quit = true
+			stack = []byte(p.Stack)
 		}
+		p := s.recordPanic(x.cmd.name, err, stack)
+		x.w.errorReply(panicReply(p.cmd))
+		x.c.quit = true
 	}
 	*run = scriptRun{}
 	scriptRuns.Put(run)

@@ -47,6 +47,13 @@ func UnexpectedPanics() []string {
 	return append([]string(nil), unexpected.panics...)
 }
 
+// PlantLuaPanic gives the scripts of s a global Go function name that
+// panics with PlantedPanic (a planted defect of the Lua runtime's
+// builtins), until undo is called.
+func PlantLuaPanic(s *Server, name string) (undo func()) {
+	return s.scripts.rt.PlantPanic(name, PlantedPanic)
+}
+
 // PlantUnlockedScripts makes s run scripts without their atomic section (a
 // planted bug for the linearizability test).
 func PlantUnlockedScripts(s *Server) { s.unlockedScripts = true }

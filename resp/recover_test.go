@@ -49,23 +49,8 @@ func closedAfter(c *rawConn) bool {
 // logged (the stack once per command), and other clients are served
 // throughout.
 func TestPanicContained(t *testing.T) {
-	var logs syncBuffer
-	s := resp.New(resp.Options{ErrorLog: log.New(&logs, "", 0)})
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	dials := map[string]func() *rawConn{
-		"tcp": func() *rawConn { return dialRaw(t, s.Addr()) },
-		"memory": func() *rawConn {
-			nc, err := s.Dial(context.Background(), "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { nc.Close() })
-			return &rawConn{redistest.NewConn(nc)}
-		},
-	}
+	s, logs := loggingServer(t)
+	dials := transports(t, s)
 	other := dialRaw(t, s.Addr()) // a bystander, connected throughout
 	want := "-ERR internal error in 'nxkv-test-panic' command: the server logged it and closes this connection\r\n"
 	panics := int64(0)
@@ -135,6 +120,34 @@ func TestPanicContained(t *testing.T) {
 	}
 }
 
+// loggingServer starts a server that logs to the returned buffer, closed
+// when the test ends.
+func loggingServer(t *testing.T) (*resp.Server, *syncBuffer) {
+	logs := &syncBuffer{}
+	s := resp.New(resp.Options{ErrorLog: log.New(logs, "", 0)})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, logs
+}
+
+// transports returns dialers of s over TCP (an event loop on Linux) and
+// over an in-memory connection (a goroutine).
+func transports(t *testing.T, s *resp.Server) map[string]func() *rawConn {
+	return map[string]func() *rawConn{
+		"tcp": func() *rawConn { return dialRaw(t, s.Addr()) },
+		"memory": func() *rawConn {
+			nc, err := s.Dial(context.Background(), "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { nc.Close() })
+			return &rawConn{redistest.NewConn(nc)}
+		},
+	}
+}
+
 // TestPanicFailsNewT shows that a test using NewT fails when a command
 // panicked in its server, so a contained panic is never silently passed
 // over.
@@ -167,5 +180,75 @@ func (f *fakeTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, 
 func (f *fakeTB) cleanup() {
 	for i := len(f.cleanups) - 1; i >= 0; i-- {
 		f.cleanups[i]()
+	}
+}
+
+// TestLuaBuiltinPanicContained plants a Go function of the Lua runtime
+// that panics, and calls it from scripts, directly and under pcall (which
+// must not catch it: the write after the pcall does not happen), with EVAL
+// and EVALSHA, over TCP and in memory. Each time the client gets the
+// internal error of its command, its connection closes, the panic is
+// counted and logged (the stack once), the engine's invariants hold and
+// other clients are served; and the next script runs as before.
+func TestLuaBuiltinPanicContained(t *testing.T) {
+	s, logs := loggingServer(t)
+	defer resp.PlantLuaPanic(s, "nxkv_test_panic")()
+	dials := transports(t, s)
+	other := dialRaw(t, s.Addr())
+	const under = "local ok, e = pcall(nxkv_test_panic) redis.call('SET', KEYS[1], 'after') return e"
+	sha, err := other.do([]string{"script", "load", under})
+	if err != nil || sha[0] != '$' {
+		t.Fatalf("SCRIPT LOAD: %q %v", sha, err)
+	}
+	panics := int64(0)
+	for _, transport := range []string{"tcp", "memory"} {
+		for _, tc := range []struct {
+			name string
+			cmd  []string
+		}{
+			{"eval", []string{"eval", "return nxkv_test_panic()", "1", "k"}},
+			{"eval", []string{"eval", under, "1", "k"}},
+			{"evalsha", []string{"evalsha", strings.Fields(string(sha))[1], "1", "k"}},
+			{"eval_ro", []string{"eval_ro", "return {pcall(nxkv_test_panic)}", "1", "k"}},
+		} {
+			t.Run(transport+"/"+tc.cmd[1][:min(len(tc.cmd[1]), 20)], func(t *testing.T) {
+				c := dials[transport]()
+				if r, err := c.do([]string{"set", "k", "before"}); err != nil || string(r) != "+OK\r\n" {
+					t.Fatalf("SET: %q %v", r, err)
+				}
+				r, err := c.do(tc.cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := "-ERR internal error in '" + tc.name + "' command: the server logged it and closes this connection\r\n"
+				if string(r) != want {
+					t.Errorf("reply %q, want %q", r, want)
+				}
+				if !closedAfter(c) {
+					t.Error("the connection stayed open after the panic")
+				}
+				panics++
+				if got := s.Stats().Panics; got != panics {
+					t.Errorf("Stats().Panics = %d, want %d", got, panics)
+				}
+				if r, err := other.do([]string{"get", "k"}); err != nil || string(r) != "$6\r\nbefore\r\n" {
+					t.Errorf("bystander GET k = %q %v, want the value from before the script", r, err)
+				}
+				if err := s.Engine().Verify(); err != nil {
+					t.Fatalf("engine invariants after the panic: %v", err)
+				}
+				fresh := dials[transport]()
+				if r, err := fresh.do([]string{"eval", "return redis.call('GET', KEYS[1])", "1", "k"}); err != nil ||
+					string(r) != "$6\r\nbefore\r\n" {
+					t.Fatalf("a new client's script after the panic: %q %v", r, err)
+				}
+			})
+		}
+	}
+	if n := strings.Count(logs.String(), "runtime/debug.Stack()"); n != 3 {
+		t.Errorf("%d stacks logged, want 3 (the first panic of eval, evalsha and eval_ro):\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "lua builtin nxkv_test_panic: "+resp.PlantedPanic); n != int(panics) {
+		t.Errorf("%d panics logged, want %d:\n%s", n, panics, logs.String())
 	}
 }

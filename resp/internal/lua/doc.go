@@ -1,9 +1,9 @@
 // Package lua is the Lua 5.1 runtime of nxkv-server's scripts, as Redis's
 // script_lua.c is Redis's: interpreters (github.com/yuin/gopher-lua) set up
-// with Redis 7's environment, Lua 5.1's library where gopher-lua differs
-// from it, the limits that keep one script from taking the server down, and
-// Redis's conversions between Lua values and replies. No other package of
-// nxkv imports gopher-lua.
+// with Redis 7's environment (the cjson and cmsgpack libraries included),
+// Lua 5.1's library where gopher-lua differs from it, the limits that keep
+// one script from taking the server down, and Redis's conversions between
+// Lua values and replies. No other package of nxkv imports gopher-lua.
 //
 // # Model
 //
@@ -22,9 +22,16 @@
 // memory limit (Input.Memory, 1 GiB by default), and no builtin runs or
 // allocates without bound inside one call. An interpreter a script killed,
 // or whose shared tables it changed, is discarded rather than reused.
+// Every Go function a script can reach, this package's builtins and
+// gopher-lua's library alike, contains its panics (a defect, which
+// gopher-lua would turn into a Lua error that pcall could catch): the
+// script is stopped at once, Run returns a *PanicError and writes no
+// reply, and the interpreter is discarded.
+//
 // Flush makes interpreters forget the Functions they instantiated (SCRIPT
-// FLUSH). Every script of a Runtime shares one math.random generator,
-// never reset, as in Redis.
+// FLUSH) and resets the global cjson's configuration. Every script of a
+// Runtime shares one math.random generator, never reset, and one cjson
+// configuration, as in Redis.
 //
 // The behaviour scripts see, and where it differs from Redis's, is
 // described in the documentation of package resp, under Lua.

@@ -7,6 +7,7 @@ package lua
 // call.
 
 import (
+	"encoding/binary"
 	"math"
 	"strings"
 
@@ -33,12 +34,9 @@ func luaPCall(pcall *lua.LFunction) lua.LGFunction {
 	}
 }
 
-// readonlyErr is Redis's error for writing to a global or a library.
-const readonlyErr = "Attempt to modify a readonly table"
-
 // newVM builds an interpreter with Redis 7.0's globals: the base functions
-// it keeps, coroutine, string, math, table, bit and the redis API, all
-// read-only; reading an undefined global is an error.
+// it keeps, coroutine, string, math, table, bit, cjson, cmsgpack and the
+// redis API, all read-only; reading an undefined global is an error.
 func (rt *Runtime) newVM() *vm {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 20,
 		IncludeGoStackTrace: true}) // for the report of a panic (PanicError)
@@ -66,12 +64,14 @@ func (rt *Runtime) newVM() *vm {
 	}
 	g.RawSetString("collectgarbage", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
-	g.RawSetString("rawset", L.NewFunction(v.rawset))
 	g.RawSetString("error", L.NewFunction(luaError))
 	g.RawSetString("pcall", L.NewFunction(luaPCall(g.RawGetString("pcall").(*lua.LFunction))))
 	g.RawSetString("loadstring", L.NewFunction(v.loadString))
 	g.RawSetString("bit", newBitLib(L))
 	g.RawSetString("redis", v.newRedisLib())
+	v.null = L.NewUserData() // JSON's null: a userdata that holds nothing
+	g.RawSetString("cjson", v.newCJSON(&rt.cjson))
+	g.RawSetString("cmsgpack", v.newCMsgpack())
 	// Builtins that would allocate, or push values, without bound inside
 	// one Go call (where the script time limit cannot stop them) get Lua
 	// 5.1's limits.
@@ -83,7 +83,7 @@ func (rt *Runtime) newVM() *vm {
 	// stop with the script, and gsub takes linear time.
 	str.RawSetString("find", L.NewFunction(strFind))
 	str.RawSetString("match", L.NewFunction(strMatch))
-	str.RawSetString("gmatch", L.NewFunction(strGmatch))
+	str.RawSetString("gmatch", L.NewFunction(v.strGmatch))
 	str.RawSetString("gsub", L.NewFunction(v.strGsub))
 	// Number conversions and string.format are Lua 5.1's (number.go,
 	// format.go), and integer arguments may be numeric strings.
@@ -110,7 +110,19 @@ func (rt *Runtime) newVM() *vm {
 		str.RawSetString(name, L.NewFunction(stringArgs(orig, 1)))
 	}
 	tab.RawSetString("concat", L.NewFunction(v.tableConcat))
+	// Lua 5.1's deprecated table functions, which Redis's Lua keeps.
+	tab.RawSetString("foreach", L.NewFunction(tableForeach))
+	tab.RawSetString("foreachi", L.NewFunction(tableForeachi))
+	tab.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
+		if _, ok := L.Get(1).(*lua.LTable); !ok {
+			luaArgError(L, 1, "setn", "table expected, got "+typeName(L, 1))
+		}
+		luaRaise(L, "'setn' is obsolete")
+		return 0
+	}))
+	str.RawSetString("__index", lua.LNil) // gopher-lua's; Lua's string table has none
 	str.RawSetString("char", L.NewFunction(strChar))
+	str.RawSetString("dump", L.NewFunction(v.strDump))
 	// Lua's math.huge is infinity; gopher-lua's is the largest finite number.
 	g.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
 	g.RawGetString("math").(*lua.LTable).RawSetString("random", L.NewFunction(v.mathRandom))
@@ -149,12 +161,18 @@ func (rt *Runtime) newVM() *vm {
 		if !ok {
 			L.RaiseError("coroutine.wrap returned no function")
 		}
-		L.Push(L.NewFunction(func(L *lua.LState) int { return callNested(L, fn) }))
+		L.Push(v.builtin("coroutine.wrap's function", func(L *lua.LState) int { return callNested(L, fn) }))
 		return 1
 	}))
+	// PlantPanic's globals (tests only).
+	rt.planted.Range(func(name, value any) bool {
+		g.RawSetString(name.(string), L.NewFunction(func(L *lua.LState) int { panic(value) }))
+		return true
+	})
 
 	// Libraries become read-only proxies.
-	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis"} {
+	var strMT, otherMT *lua.LTable
+	for _, name := range []string{"string", "math", "table", "coroutine", "bit", "redis", "cjson", "cmsgpack"} {
 		real := g.RawGetString(name).(*lua.LTable)
 		p := v.readonly(real)
 		g.RawSetString(name, p)
@@ -163,21 +181,30 @@ func (rt *Runtime) newVM() *vm {
 			mt.RawSetString("__index", p)
 			mt.RawSetString("__metatable", lua.LFalse)
 			L.SetMetatable(lua.LString(""), mt)
-			v.installOps(g, mt) // Lua 5.1's operators (ops.go)
+			otherMT = v.installOps(g, mt) // Lua 5.1's operators (ops.go)
+			strMT = mt
 		}
 	}
 	// Globals: scripts read them through env, whose misses go to g, whose
 	// misses are an error; writes to env are an error.
 	gmt := L.NewTable()
-	gmt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
-		return 0
-	}))
+	gmt.RawSetString("__index", L.NewFunction(protectedTableError))
 	L.SetMetatable(g, gmt)
 	v.env = readonlyProxy(L, g)
 	g.RawSetString("_G", v.env)
 	L.Env = v.env
-	v.handle = L.NewFunction(v.errorHandler)
+	// getmetatable shows read-only views of the metatables of the globals
+	// and of strings, as Redis's (readonly.go).
+	v.globalsMT = v.readonly(gmt)
+	smt := L.CreateTable(0, 1)
+	smt.RawSetString("__index", g.RawGetString("string"))
+	v.stringMT = v.readonly(smt)
+	v.seeThrough(g)
+	// Every Go function a script can reach stops the script and is
+	// reported if it panics (builtin.go).
+	v.typeMTs = map[string]*lua.LTable{"''": strMT, "nil": otherMT}
+	v.wrapBuiltins()
+	v.handle = v.builtin("the error handler", v.errorHandler)
 	return v
 }
 
@@ -192,29 +219,6 @@ func luaError(L *lua.LState) int {
 	}
 	L.Error(obj, 0)
 	return 0
-}
-
-// readonly returns a read-only proxy of the library t, which clean checks
-// after each run.
-func (v *vm) readonly(t *lua.LTable) *lua.LTable {
-	p := readonlyProxy(v.L, t)
-	v.libs = append(v.libs, p)
-	return p
-}
-
-// readonlyProxy returns an empty table that reads through to t and refuses
-// writes.
-func readonlyProxy(L *lua.LState, t *lua.LTable) *lua.LTable {
-	p := L.NewTable()
-	mt := L.NewTable()
-	mt.RawSetString("__index", t)
-	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError(readonlyErr)
-		return 0
-	}))
-	mt.RawSetString("__metatable", lua.LFalse)
-	L.SetMetatable(p, mt)
-	return p
 }
 
 // callNested calls fn, which resumes a coroutine, with the arguments on
@@ -297,23 +301,6 @@ func (v *vm) strRep(L *lua.LState) int {
 	return 1
 }
 
-// rawset is Lua's rawset, refusing the read-only tables as Redis does.
-func (v *vm) rawset(L *lua.LState) int {
-	t := L.CheckTable(1)
-	if t == v.env {
-		L.Error(lua.LString(readonlyErr), 0)
-	}
-	for _, p := range v.libs {
-		if t == p {
-			L.Error(lua.LString(readonlyErr), 0)
-		}
-	}
-	key := L.CheckAny(2)
-	L.RawSet(t, key, L.CheckAny(3))
-	L.SetTop(1)
-	return 1
-}
-
 // loadString is Lua 5.1's loadstring(s [, chunkname]): s compiled as the
 // script's own code is (so with Lua 5.1's operators), named in errors as
 // Lua names a chunk; nil and the message if it does not compile.
@@ -337,6 +324,88 @@ func (v *vm) loadString(L *lua.LState) int {
 		return 2
 	}
 	L.Push(L.NewFunctionFromProto(proto))
+	return 1
+}
+
+// tableForeach is Lua 5.1's table.foreach(t, f): f(k, v) for each entry,
+// in next's order, until f returns something other than nil, which it
+// returns.
+func tableForeach(L *lua.LState) int {
+	t, f := tableAndFunction(L, "foreach")
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		L.Push(f)
+		L.Push(k)
+		L.Push(v)
+		L.Call(2, 1)
+		if r := L.Get(-1); r != lua.LNil {
+			return 1
+		}
+		L.Pop(1)
+	}
+	return 0
+}
+
+// tableForeachi is Lua 5.1's table.foreachi(t, f): f(i, t[i]) for i from 1
+// to #t, until f returns something other than nil, which it returns.
+func tableForeachi(L *lua.LState) int {
+	t, f := tableAndFunction(L, "foreachi")
+	n := t.Len()
+	for i := 1; i <= n; i++ {
+		L.Push(f)
+		L.Push(lua.LNumber(i))
+		L.Push(t.RawGetInt(i))
+		L.Call(2, 1)
+		if r := L.Get(-1); r != lua.LNil {
+			return 1
+		}
+		L.Pop(1)
+	}
+	return 0
+}
+
+// tableAndFunction checks the arguments of foreach and foreachi.
+func tableAndFunction(L *lua.LState, fname string) (*lua.LTable, *lua.LFunction) {
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		luaArgError(L, 1, fname, "table expected, got "+typeName(L, 1))
+	}
+	f, ok := L.Get(2).(*lua.LFunction)
+	if !ok {
+		luaArgError(L, 2, fname, "function expected, got "+typeName(L, 2))
+	}
+	return t, f
+}
+
+// luaHeader is the header of a Lua 5.1 binary chunk as x86-64's Lua
+// writes it: signature, version 5.1, official format, little-endian, and
+// the sizes of int, size_t, an instruction and a number.
+const luaHeader = "\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"
+
+// strDump is string.dump. Redis's Lua loads no binary chunk (loadstring
+// compiles every string as source, so a dump fails to compile), so what a
+// dump holds past its header cannot matter to a script but for its bytes:
+// it is Lua 5.1's header and the function's description (source, lines,
+// upvalue and parameter counts, vararg flags), without the bytecode.
+func (v *vm) strDump(L *lua.LState) int {
+	f, ok := L.Get(1).(*lua.LFunction)
+	if !ok {
+		luaArgError(L, 1, "dump", "function expected, got "+typeName(L, 1))
+	}
+	if f.IsG {
+		luaRaise(L, "unable to dump given function")
+	}
+	p := f.Proto
+	src := "@" + p.SourceName
+	if name, ok := v.chunks[p.SourceName]; ok {
+		src = name // a chunk from loadstring
+	}
+	b := []byte(luaHeader)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(src)+1))
+	b = append(append(b, src...), 0)
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.LineDefined))
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.LastLineDefined))
+	b = append(b, p.NumUpvalues, p.NumParameters, p.IsVarArg)
+	L.Push(lua.LString(b))
 	return 1
 }
 

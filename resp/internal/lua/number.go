@@ -117,7 +117,7 @@ func strtod(s string) (float64, int) {
 				n = j + 1
 			}
 		}
-		return sign(math.NaN()), n
+		return sign(math.Float64frombits(quietNaN)), n
 	}
 	if len(s)-i >= 2 && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') {
 		if f, n := hexFloat(s[i+2:]); n > 0 {
@@ -136,6 +136,10 @@ func strtod(s string) (float64, int) {
 	}
 	return sign(f), j // out of range: ±Inf or 0, as strtod
 }
+
+// quietNaN is the NaN strtod reads "nan" as (Go's math.NaN has another
+// payload, which cmsgpack.pack would show).
+const quietNaN = 0x7ff8000000000000
 
 func isRange(err error) bool {
 	ne, ok := err.(*strconv.NumError)
@@ -372,16 +376,27 @@ func checkLuaString(L *lua.LState, n int, fname string) string {
 	return s
 }
 
-// luaToStringFunc is Lua 5.1's tostring: numbers as "%.14g", everything
-// else as gopher-lua's tostring (which honours __tostring).
+// nullUserData is how Lua prints cjson.null, a light userdata holding
+// NULL ("%p" of NULL in glibc).
+const nullUserData = "userdata: (nil)"
+
+// luaToStringFunc is Lua 5.1's tostring: numbers as "%.14g", cjson.null as
+// Lua prints it, everything else as gopher-lua's tostring (which honours
+// __tostring).
 func luaToStringFunc(orig *lua.LFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		if L.GetTop() < 1 {
 			luaArgError(L, 1, "tostring", "value expected")
 		}
-		if n, ok := L.Get(1).(lua.LNumber); ok {
-			L.Push(lua.LString(formatLuaNumber(float64(n))))
+		switch v := L.Get(1).(type) {
+		case lua.LNumber:
+			L.Push(lua.LString(formatLuaNumber(float64(v))))
 			return 1
+		case *lua.LUserData:
+			if v.Value == nil && v.Metatable == lua.LNil {
+				L.Push(lua.LString(nullUserData))
+				return 1
+			}
 		}
 		return orig.GFunction(L)
 	}

@@ -20,7 +20,6 @@ package lua
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -39,9 +38,9 @@ const (
 )
 
 // installOps adds the operator builtins to g, and arithmetic metamethods
-// to the string metatable strMT and to new metatables of nil, booleans and
-// numbers, which getmetatable hides.
-func (v *vm) installOps(g, strMT *lua.LTable) {
+// to the string metatable strMT and to a new metatable of nil, booleans and
+// numbers, which getmetatable hides, and which it returns.
+func (v *vm) installOps(g, strMT *lua.LTable) *lua.LTable {
 	L := v.L
 	g.RawSetString(concatName, L.NewFunction(v.concat))
 	g.RawSetString(forNumName, L.NewFunction(forNum))
@@ -64,6 +63,15 @@ func (v *vm) installOps(g, strMT *lua.LTable) {
 	for _, t := range []lua.LValue{lua.LNil, lua.LFalse, lua.LNumber(0)} {
 		L.SetMetatable(t, others)
 	}
+	// Calling what is not a function: gopher-lua looks for __call before
+	// it fails, so these types fail with Lua's message ("attempt to call a
+	// nil value", though without the variable Lua may name).
+	call := L.NewFunction(func(L *lua.LState) int {
+		luaRaise(L, "attempt to call a "+typeName(L, 1)+" value")
+		return 0
+	})
+	strMT.RawSetString("__call", call)
+	others.RawSetString("__call", call)
 	// Only tables take a metatable from a script, as in Lua: these types'
 	// (and so every later script's arithmetic) must not be replaceable.
 	setmt := g.RawGetString("setmetatable").(*lua.LFunction)
@@ -89,13 +97,22 @@ func (v *vm) installOps(g, strMT *lua.LTable) {
 		if L.GetTop() == 0 {
 			luaArgError(L, 1, "getmetatable", "value expected")
 		}
-		switch L.Get(1).(type) {
+		switch t := L.Get(1).(type) {
 		case *lua.LNilType, lua.LBool, lua.LNumber:
 			L.Push(lua.LNil) // as in Lua, these types have none
 			return 1
+		case lua.LString:
+			L.Push(v.stringMT)
+			return 1
+		case *lua.LTable:
+			if mt, ok := v.readonlyMetatable(t); ok {
+				L.Push(mt)
+				return 1
+			}
 		}
 		return getmt.GFunction(L)
 	}))
+	return others
 }
 
 // luaPow is C's pow as Lua 5.1 calls it: a NaN operand comes back as it
@@ -113,12 +130,6 @@ func luaPow(a, b float64) float64 {
 		return math.Copysign(math.NaN(), -1)
 	}
 	return r
-}
-
-// isReadonly reports whether t is one of the read-only tables scripts see:
-// the globals or a library.
-func (v *vm) isReadonly(t *lua.LTable) bool {
-	return t == v.env || slices.Contains(v.libs, t)
 }
 
 // arith is the metamethod for event of strings, numbers, nil and

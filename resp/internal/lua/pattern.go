@@ -543,11 +543,11 @@ func strFindAux(L *lua.LState, find bool) int {
 
 // strGmatch is string.gmatch: an iterator over the matches of a pattern,
 // in which '^' is an ordinary character.
-func strGmatch(L *lua.LState) int {
+func (v *vm) strGmatch(L *lua.LState) int {
 	src := checkLuaString(L, 1, "gmatch")
 	pat := cString(checkLuaString(L, 2, "gmatch"))
 	pos := 0
-	L.Push(L.NewFunction(func(L *lua.LState) int {
+	L.Push(v.builtin("string.gmatch's iterator", func(L *lua.LState) int {
 		defer raisePatternErrors(L)
 		ms := newMatchState(L, src, pat)
 		for s := pos; s <= len(src); s++ {

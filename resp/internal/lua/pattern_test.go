@@ -26,7 +26,7 @@ return n`
 				str := L.GetGlobal("string").(*lua.LTable)
 				str.RawSetString("find", L.NewFunction(strFind))
 				str.RawSetString("match", L.NewFunction(strMatch))
-				str.RawSetString("gmatch", L.NewFunction(strGmatch))
+				str.RawSetString("gmatch", L.NewFunction((&vm{L: L}).strGmatch))
 			}
 			fn, err := L.LoadString(src)
 			if err != nil {

@@ -145,6 +145,11 @@ func (v *vm) setResp(L *lua.LState) int {
 // call and returned as {err=...} by pcall.
 func (v *vm) redisCall(L *lua.LState, raise bool) int {
 	run := v.run
+	if run.panic != nil {
+		// A builtin panicked and the script is being stopped: an error
+		// handler (xpcall's) calls no command.
+		L.Error(lua.LString(builtinPanicMsg), 0)
+	}
 	fail := func(msg string) int {
 		t := errTable(L, msg)
 		if raise {

@@ -61,6 +61,12 @@ type Runtime struct {
 	// gen is bumped by Flush; an interpreter whose functions belong to an
 	// older generation drops them when next taken from the pool.
 	gen atomic.Uint64
+	// planted holds the globals PlantPanic adds to new interpreters: name
+	// to the value each panics with.
+	planted sync.Map
+	// cjson is the global cjson table's configuration, which every script
+	// shares until Flush (cjson.go).
+	cjson cjsonState
 }
 
 // New returns a Runtime with opts.
@@ -71,6 +77,7 @@ func New(opts Options) *Runtime {
 	}
 	rt.versionNum = versionNum(opts.Version)
 	rt.rand.x = lcgStart
+	rt.cjson.cfg = defaultCJSON
 	return rt
 }
 
@@ -91,8 +98,12 @@ func (rt *Runtime) Close() { rt.vms.close() }
 
 // Flush makes every interpreter forget the functions it instantiated, as
 // SCRIPT FLUSH forgets the scripts: their memory is released as each
-// interpreter is next used.
-func (rt *Runtime) Flush() { rt.gen.Add(1) }
+// interpreter is next used. cjson's configuration returns to its defaults,
+// as Redis's does with its new interpreter.
+func (rt *Runtime) Flush() {
+	rt.gen.Add(1)
+	rt.cjson.reset()
+}
 
 // Function is a compiled script body. It is immutable and shared by every
 // interpreter, each of which instantiates it once.
@@ -119,6 +130,12 @@ func compileChunk(src, name string) (*lua.FunctionProto, string) {
 	if err != nil {
 		msg := err.Error()
 		if pe, ok := err.(*parse.Error); ok {
+			if pe.Message == "Invalid token" && len(pe.Token) == 1 && strings.TrimLeft(src, " \t\r\n\v\f")[0] == pe.Token[0] {
+				// A byte no token starts with, first in the chunk (a
+				// binary chunk's ESC): Lua reads it as a symbol of its
+				// own, which cannot start a statement.
+				pe.Message, pe.Token = "unexpected symbol", luaTokenText(pe.Token[0])
+			}
 			if pe.Pos.Line == parse.EOF {
 				msg = name + ": " + pe.Message + " near '<eof>'"
 			} else {
@@ -137,6 +154,15 @@ func compileChunk(src, name string) (*lua.FunctionProto, string) {
 	// that way (KEYS and ARGV are globals), so skip it.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, ""
+}
+
+// luaTokenText is how Lua 5.1's lexer shows a single-byte token in a
+// message: control characters as char(N).
+func luaTokenText(c byte) string {
+	if c < 32 || c == 127 {
+		return "char(" + strconv.Itoa(int(c)) + ")"
+	}
+	return string(c)
 }
 
 // Caller runs the commands a script calls with redis.call and redis.pcall.
@@ -180,21 +206,13 @@ type Input struct {
 	Memory uint64
 }
 
-// PanicError reports that Go code of the runtime panicked while a script
-// ran: a defect of this package, which the interpreter recovered. The
-// script got an error reply.
-type PanicError struct {
-	Value string // what the code panicked with
-	Stack string // the goroutine's stack at the panic
-}
-
-func (e *PanicError) Error() string { return "lua: the runtime panicked: " + e.Value }
-
 // Run runs fn with in's KEYS and ARGV on an interpreter from the pool,
 // sending each redis.call and redis.pcall to c, and writes the script's
 // result or error to w. It returns when the script has ended; the caller
 // holds whatever atomic section the script's commands need. The error is
-// nil, or a *PanicError when the runtime's own Go code panicked.
+// nil, or a *PanicError when Go code the script called panicked: the
+// script was stopped there, and nothing was written to w (the caller
+// replies).
 func (rt *Runtime) Run(fn *Function, in Input, c Caller, w Writer) error {
 	v := rt.vms.get(rt)
 	if gen := rt.gen.Load(); v.gen != gen {
@@ -224,20 +242,32 @@ type run struct {
 	resp   int // the protocol redis.call replies are converted from (setresp)
 	rep    Reply
 	argv   [][]byte
+	// panic is the first panic of a builtin during the run: the script
+	// has been stopped (builtin.go).
+	panic *PanicError
 }
 
 // vm is one Lua interpreter with the functions it has instantiated. It is
 // used by one script at a time (taken from and returned to the pool).
 type vm struct {
-	rt     *Runtime
-	L      *lua.LState
-	env    *lua.LTable   // the read-only global table scripts see
-	libs   []*lua.LTable // read-only library proxies, checked after each run
-	fns    map[*Function]*lua.LFunction
-	gen    uint64 // the Runtime generation fns belongs to
-	cancel context.CancelFunc
-	dog    *watchdog // stops a script past its time or memory limit
-	killed bool      // the last run was stopped by the watchdog
+	rt  *Runtime
+	L   *lua.LState
+	env *lua.LTable // the read-only global table scripts see
+	// typeMTs are the metatables of strings and of nil, booleans and
+	// numbers, by a value that has each ("''", "nil").
+	typeMTs map[string]*lua.LTable
+	// proxied maps each read-only proxy of a library or metatable to the
+	// table it reads through to; each is checked after a run to be still
+	// empty (readonly.go).
+	proxied map[*lua.LTable]*lua.LTable
+	// globalsMT and stringMT are the proxies getmetatable shows of the
+	// metatables of the globals and of strings.
+	globalsMT, stringMT *lua.LTable
+	fns                 map[*Function]*lua.LFunction
+	gen                 uint64 // the Runtime generation fns belongs to
+	cancel              context.CancelFunc
+	dog                 *watchdog // stops a script past its time or memory limit
+	killed              bool      // the last run was stopped by the watchdog
 	// threads is set when a run creates a coroutine: gopher-lua gives each
 	// one a child of the interpreter's context and releases it only when
 	// the coroutine finishes, so the run ends by replacing the context,
@@ -246,6 +276,7 @@ type vm struct {
 	run     *run           // the script running now
 	runBuf  run            // reused for every run
 	handle  *lua.LFunction // the error handler
+	null    *lua.LUserData // cjson.null
 	// chunks maps the names (chunkID) of chunks loadstring compiled in
 	// this run to the names they were given, which Redis's error replies
 	// show; at most maxChunkNames, cleared after each run.
@@ -319,7 +350,7 @@ func (v *vm) newContext() {
 // clean reports whether a run left the shared tables as they were; a state
 // that fails is discarded rather than reused.
 func (v *vm) clean() bool {
-	for _, p := range v.libs {
+	for p := range v.proxied {
 		if k, _ := p.Next(lua.LNil); k != lua.LNil {
 			return false
 		}
@@ -335,8 +366,9 @@ func (v *vm) clean() bool {
 }
 
 // execute runs the script's function on v, writing its result (or error)
-// to w; it returns a *PanicError if Go code of the runtime panicked.
-func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) (panicked error) {
+// to w; it returns a *PanicError, and writes nothing, if Go code the script
+// called panicked.
+func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) error {
 	L := v.L
 	v.run = r
 	defer func() {
@@ -386,12 +418,11 @@ func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) (panicked er
 	v.dog.start(v.cancel, limit, memory)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
-	if ae, ok := err.(*lua.ApiError); ok && ae.Type == lua.ApiErrorPanic {
-		// Go code of the runtime panicked; the interpreter recovered it.
-		panicked = &PanicError{Value: ae.Object.String(), Stack: ae.StackTrace}
-	}
 	reason := v.dog.end()
-	v.killed = reason != notKilled
+	v.killed = reason != notKilled || r.panic != nil
+	if r.panic != nil {
+		return r.panic // the script was stopped where Go code panicked
+	}
 	if v.threads && !v.killed {
 		v.newContext()
 	}
@@ -404,7 +435,7 @@ func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) (panicked er
 	}
 	if err != nil {
 		writeLuaError(w, err, r.sha)
-		return panicked
+		return nil
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
@@ -452,6 +483,11 @@ func luaToString(v lua.LValue) lua.LValue {
 		return v
 	case lua.LNumber:
 		return lua.LString(formatLuaNumber(float64(v)))
+	case *lua.LUserData:
+		if v.Value == nil {
+			return lua.LString(nullUserData)
+		}
+		return lua.LString(v.String())
 	default:
 		return lua.LString(v.String())
 	}

@@ -118,3 +118,54 @@ func TestRuntimeWithoutServer(t *testing.T) {
 		t.Errorf("after Flush: got %s", got)
 	}
 }
+
+// BenchmarkBuiltinCall runs a script that calls Go builtins 2000 times
+// (tostring, select and string.byte, in a loop): ns/op over 2000 is the
+// cost of one call, wrapper included.
+//
+//	go test -run='^$' -bench='^BenchmarkBuiltinCall$' -count=6 ./resp/internal/lua/
+func BenchmarkBuiltinCall(b *testing.B) {
+	rt := lua.New(lua.Options{})
+	defer rt.Close()
+	fn, err := lua.Compile(`local n = 0
+for i = 1, 1000 do n = n + select('#', i, i) + string.byte('a') end
+for i = 1, 1000 do n = n + #tostring(n) end
+return n`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := lua.Input{SHA: "abc"}
+	var w record
+	c := &caller{}
+	b.ReportAllocs()
+	for b.Loop() {
+		w = w[:0]
+		rt.Run(fn, in, c, &w)
+	}
+	if len(w) != 1 || !strings.HasPrefix(w[0], "int:") {
+		b.Fatalf("script returned %s", w)
+	}
+}
+
+// TestCMsgpackSparseKeys: a MessagePack map whose integer keys would make
+// gopher-lua allocate an array of more than 2^22 slots (Lua would keep
+// them in its hash part) fails to unpack, with an error of its own, and
+// only once the input has been read (so Redis's own errors come first);
+// keys below that, and past gopher-lua's array part, unpack.
+func TestCMsgpackSparseKeys(t *testing.T) {
+	rt := lua.New(lua.Options{})
+	defer rt.Close()
+	for _, tc := range []struct{ src, want string }{
+		{`return cmsgpack.unpack('\129\206\3\255\255\255\1')`,
+			"error:ERR user_script:1: nxkv: map key 67108863 would make a table too large to build script: abc, on @user_script:1."},
+		{`return {pcall(cmsgpack.unpack, '\129\206\3\255\255\255\1\204')}`, "array:2 null bulk:Missing bytes in input."},
+		{`return cmsgpack.unpack('\129\206\0\64\0\0\7')[4194304]`, "int:7"},
+		{`return cmsgpack.unpack('\129\206\4\0\0\0\7')[67108864]`, "int:7"},
+		{`return {pcall(cmsgpack.unpack, '\130\206\0\48\0\0\1\206\0\96\0\0\2')}`,
+			"array:2 null bulk:nxkv: map key 6291456 would make a table too large to build"},
+	} {
+		if got, _ := run(t, rt, tc.src, lua.Input{SHA: "abc"}); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.src, got, tc.want)
+		}
+	}
+}
