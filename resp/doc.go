@@ -172,11 +172,13 @@
 // SCRIPT FLUSH, as in Redis), MessagePack's integer, float and double
 // types, 16-deep tables (circular ones), unpack_one and unpack_limit, and
 // their errors. The members of a JSON object and the entries of a
-// MessagePack map come in the order pairs visits the table's keys. And
-// cmsgpack.unpack refuses a map whose integer keys would make gopher-lua
-// allocate more than 4 million array slots (it keeps every integer key up
-// to 2^26 in a table's array part, where Lua uses its hash part), rather
-// than let one call take gigabytes.
+// MessagePack map come in the order pairs visits the table's keys.
+// gopher-lua keeps integer keys in a table's array part, filling it with
+// nils up to the largest: nxkv lowers its limit to 2^20 (process-wide;
+// larger keys go to the hash part, as Lua keeps them), so t[60000000] = 1
+// no longer allocates a gigabyte in one instruction, and cmsgpack.unpack
+// refuses an input whose maps' integer keys would make it fill more than 4
+// million array slots in all.
 //
 // A script that runs longer than five seconds is stopped with an error
 // (Redis would let it run and answer BUSY to others; here it holds the

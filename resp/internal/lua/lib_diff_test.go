@@ -15,6 +15,10 @@ import (
 // byte for byte: string.format, tonumber, tostring and error, and the
 // builtins whose integer arguments may be numeric strings.
 var libScripts = []string{
+	// Large integer keys: Lua keeps them in the hash part (gopher-lua
+	// filled its array part up to them, a gigabyte for this one).
+	`local t = {} t[60000000] = 1 return {#t, t[60000000], next(t)}`,
+	`local t = {} for i = 1, 10 do t[i] = i end t[2^20 + 5] = 'x' return {#t, t[2^20 + 5], t[10]}`,
 	// Binary chunks: string.dump writes Lua 5.1's header, and loadstring
 	// compiles a dump as source, which fails (Redis loads no bytecode).
 	`return loadstring(string.dump(function() return 1 end))()`,

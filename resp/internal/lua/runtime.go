@@ -69,6 +69,19 @@ type Runtime struct {
 	cjson cjsonState
 }
 
+// maxArrayIndex is the largest integer key gopher-lua keeps in a table's
+// array part. gopher-lua fills the array part up to a key with nils, so
+// with its default (2^26) one assignment, t[60000000] = 1, allocated a
+// gigabyte in one instruction, beyond the reach of the memory watchdog;
+// Lua 5.1 puts such a key in the hash part. Past this index keys go to
+// the hash part here too, at 16 bytes a slot (16 MB at most per table
+// filled this way). gopher-lua's setting is process-wide: importing this
+// package lowers it for every gopher-lua interpreter of the process, which
+// changes no result, only where large keys are kept.
+const maxArrayIndex = 1 << 20
+
+func init() { lua.MaxArrayIndex = maxArrayIndex }
+
 // New returns a Runtime with opts.
 func New(opts Options) *Runtime {
 	rt := &Runtime{maxBulk: opts.MaxBulk, version: opts.Version}

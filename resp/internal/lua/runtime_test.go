@@ -2,6 +2,7 @@ package lua_test
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -147,25 +148,46 @@ return n`)
 	}
 }
 
-// TestCMsgpackSparseKeys: a MessagePack map whose integer keys would make
-// gopher-lua allocate an array of more than 2^22 slots (Lua would keep
-// them in its hash part) fails to unpack, with an error of its own, and
-// only once the input has been read (so Redis's own errors come first);
-// keys below that, and past gopher-lua's array part, unpack.
+// TestCMsgpackSparseKeys: integer keys past gopher-lua's array part (2^20
+// here) unpack into the hash part, as in Lua; keys below it make gopher-lua
+// fill the array part up to them, so an unpack whose tables would pad more
+// than 2^22 slots in all fails, with an error of its own, only once the
+// input has been read (so Redis's own errors come first).
 func TestCMsgpackSparseKeys(t *testing.T) {
 	rt := lua.New(lua.Options{})
 	defer rt.Close()
 	for _, tc := range []struct{ src, want string }{
-		{`return cmsgpack.unpack('\129\206\3\255\255\255\1')`,
-			"error:ERR user_script:1: nxkv: map key 67108863 would make a table too large to build script: abc, on @user_script:1."},
+		{`return cmsgpack.unpack('\129\206\3\255\255\255\1')[67108863]`, "int:1"},
 		{`return {pcall(cmsgpack.unpack, '\129\206\3\255\255\255\1\204')}`, "array:2 null bulk:Missing bytes in input."},
 		{`return cmsgpack.unpack('\129\206\0\64\0\0\7')[4194304]`, "int:7"},
 		{`return cmsgpack.unpack('\129\206\4\0\0\0\7')[67108864]`, "int:7"},
-		{`return {pcall(cmsgpack.unpack, '\130\206\0\48\0\0\1\206\0\96\0\0\2')}`,
-			"array:2 null bulk:nxkv: map key 6291456 would make a table too large to build"},
+		{`return {pcall(cmsgpack.unpack, '\130\206\0\48\0\0\1\206\0\96\0\0\2')}`, "array:2 int:1 array:0"},
+		{`return #cmsgpack.unpack('\148' .. string.rep('\129\206\0\15\255\255\1', 4))`, "int:4"},
+		{`return {pcall(cmsgpack.unpack, '\149' .. string.rep('\129\206\0\15\255\255\1', 5))}`,
+			"array:2 null bulk:nxkv: map key 1048575 would make a table too large to build"},
 	} {
 		if got, _ := run(t, rt, tc.src, lua.Input{SHA: "abc"}); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.src, got, tc.want)
 		}
+	}
+}
+
+// TestLargeIndexAllocatesLittle runs an assignment to a large integer key:
+// gopher-lua filled a table's array part up to such a key with nils (a
+// gigabyte for this one, in one instruction the memory watchdog cannot
+// stop); it now goes to the hash part, as in Lua.
+func TestLargeIndexAllocatesLittle(t *testing.T) {
+	rt := lua.New(lua.Options{Version: "7.0.15"})
+	defer rt.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, _ := run(t, rt, `local t = {} t[60000000] = 1 return t[60000000]`, lua.Input{SHA: "abc"})
+	runtime.ReadMemStats(&after)
+	if got != "int:1" {
+		t.Fatalf("reply %s, want int:1", got)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("the assignment allocated %d MB", grew>>20)
 	}
 }
