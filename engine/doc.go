@@ -231,7 +231,7 @@
 // the engine's alone (it keeps the caller's strings, never copying them,
 // so a value that shares a larger buffer holds all of it). Memory a shard
 // needs whatever it holds (its first index and entries, about 3 KB) is not
-// counted. MemoryStats reports the count.
+// counted. MemoryStats reports the count, and that memory as Overhead.
 //
 // As Redis admits a command, the engine admits a write before it runs: a
 // call that may add memory (Set, SetPX, SetNX, SetNXPX, SetNXPXFenced,
@@ -244,7 +244,7 @@
 // last admitted write (with several writers at once, one write each; an
 // Update section counts as one write). Reads and deletes are never
 // refused. Over 64 KiB a shard, each shard adds its changes to the
-// engine's total only once they reach 1/256 of its share, and the engine
+// budget's total only once they reach 1/256 of its share, and the engine
 // evicts down to the bound less what the shards may be holding back (at
 // most 1/256 of the bound), so a write costs no atomic operation.
 //
@@ -258,8 +258,9 @@
 // count a lock-free read already loads, so reads pay no clock; keys read
 // between the same two writes of their shard tie. An expired key met while
 // sampling is reclaimed first, with no eviction. Only a bounded engine
-// with an LRU or LFU policy makes reads write: the key's stamp (once per
-// write of its shard, for a hot key) and its counter.
+// makes reads write: the key's stamp (once per write of its shard, for a
+// hot key), and under an LFU policy its counter; it stamps under every
+// policy, so that a policy set later finds the keys' recency.
 //
 // Eviction never takes the lock bookkeeping (keys under ReservedPrefix)
 // nor a held lock: a key written by SetNXPXFenced (how package
@@ -271,8 +272,25 @@
 // no shard holds a key the policy may evict. An eviction is a change of
 // the key: its watchers fire (Watch), as for a delete.
 //
-// Without a bound the engine keeps no count and no metadata, and its
-// operations pay one nil check for all of this.
+// The bound, with its count, policy and samples, is a Budget, which
+// several engines may share (Options.Budget), as Redis's maxmemory bounds
+// all of a server's databases together: their keys count against one
+// bound, and a write to any of them that finds it over evicts from any of
+// them, from a shard of an engine drawn in proportion to what each holds.
+// An engine given Options.MaxMemory has a budget of its own. The bound,
+// the policy and the samples may change at run time (SetMax, SetPolicy,
+// SetSamples, as CONFIG SET does): a lower bound is kept from the next
+// admitted write on. A server admits each command itself, as Redis's
+// processCommand does: it calls Budget.Evict before the command, refuses
+// it if that fails, and runs it in UpdateAdmitted sections, which are never
+// refused; Budget.Charge counts the memory it holds besides the keys (each
+// database's Overhead), so that, as in Redis, a bound below it is exceeded
+// before any key is written.
+//
+// Without a bound (no budget) the engine keeps no count and no metadata,
+// and its operations pay one nil check for all of this; a budget with no
+// bound yet (NewBudget with 0) keeps the count, so that a bound set later
+// applies.
 //
 // # Get-or-load
 //

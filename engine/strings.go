@@ -104,7 +104,7 @@ func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) 
 		}
 		md := s.MetaLocked(hd)
 		md.Pinned = false
-		if m.lfu {
+		if m.lfu.Load() {
 			e.use(md, s.ClockLocked())
 		} else {
 			md.Stamp = s.ClockLocked()
@@ -173,7 +173,7 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 // concurrent use; finding the key held takes no lock.
 func (e *Engine) SetNX(key, value string) (bool, error) {
 	m := e.mem // read once: this path is a failed lock attempt's
-	if m != nil && m.total.Load() > m.limit {
+	if m != nil && m.over() {
 		if err := e.admit(); err != nil {
 			return false, err
 		}

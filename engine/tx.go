@@ -31,10 +31,23 @@ import (
 // its bound and cannot evict, every write of the section that may add
 // memory fails with ErrOOM, while its reads and deletes work.
 func (e *Engine) Update(keys []string, fn func(tx *Tx)) {
+	e.update(keys, fn, true)
+}
+
+// UpdateAdmitted is Update for a caller that admits its work itself, as a
+// server admits each command before running it (Budget.Evict): the section
+// is not admitted, so none of its writes fails with ErrOOM, and they may
+// take the engine past its bound, which the next admission evicts back to.
+// Without a bound it is Update.
+func (e *Engine) UpdateAdmitted(keys []string, fn func(tx *Tx)) {
+	e.update(keys, fn, false)
+}
+
+func (e *Engine) update(keys []string, fn func(tx *Tx), admit bool) {
 	// fn may keep tx (against the rules), so tx lives on the heap: one
 	// allocation, which holds the shard list of most sections too.
 	tx := Tx{e: e}
-	if e.full() {
+	if admit && e.full() {
 		tx.oom = e.admit() // before any lock: eviction takes shard locks
 	}
 	e.begin(&tx.c)
