@@ -21,6 +21,7 @@ const (
 	errDBRange     = "ERR DB index is out of range"
 	errSameObject  = "ERR source and destination objects are the same"
 	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errOOM         = "OOM command not allowed when used memory > 'maxmemory'."
 	// errBeyondRange is nxkv's own reply to a deadline Redis would accept
 	// but the engine cannot hold (after year 2262, the end of int64
 	// nanoseconds): an error, never a silently different deadline.
@@ -85,6 +86,8 @@ func (x *call) engineErr(err error) {
 		x.w.errorReply(errNotInteger)
 	case engine.ErrOverflow:
 		x.w.errorReply(errOverflow)
+	case engine.ErrOOM:
+		x.w.errorReply(errOOM)
 	default:
 		x.w.errorReply("ERR " + err.Error())
 	}

@@ -32,6 +32,10 @@ type conn struct {
 	libVer   string
 	tracking bool
 	quit     bool // close after the reply (QUIT, a dropped connection)
+	// oom is set while the server was over maxmemory as the client's
+	// running command began (checkMemory): the scripts it runs may not
+	// start writing.
+	oom bool
 
 	multi   *multiState // non-nil between MULTI and EXEC/DISCARD
 	watches []watched   // WATCHed keys

@@ -36,16 +36,24 @@ type store interface {
 }
 
 // update runs fn inside an engine section over keys (every shard when keys
-// is empty): atomic, with one frozen time.
+// is empty): atomic, with one frozen time. The section is admitted as its
+// command was, before it ran (checkMemory): it never fails half-way for
+// memory.
 func update(e *engine.Engine, keys []string, fn func(st store)) {
-	e.Update(keys, func(tx *engine.Tx) { fn(tx) })
+	e.UpdateAdmitted(keys, func(tx *engine.Tx) { fn(tx) })
 }
 
 func engineClock(e *engine.Engine) clock.Clock { return e.Clock() }
 
-func newEngine(c clock.Clock) *engine.Engine { return engine.New(engine.Options{Clock: c}) }
-
 func flush(e *engine.Engine) { e.FlushAll() }
+
+// newDB returns a new database engine on the server's clock, counted
+// against the server's memory budget (evict.go) and charged its overhead.
+func (s *Server) newDB() *engine.Engine {
+	e := engine.New(engine.Options{Clock: s.clk, Budget: s.mem.budget})
+	s.mem.budget.Charge(e.MemoryStats().Overhead)
+	return e
+}
 
 // store returns database i as a store.
 func (s *Server) store(i int) store { return s.DB(i) }
@@ -109,7 +117,7 @@ func (s *Server) DB(i int) *engine.Engine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dbs[i] == nil {
-		e := newEngine(s.clk)
+		e := s.newDB()
 		if s.closed {
 			// Close has run: stop the reaper at once (the engine still
 			// serves calls) rather than leak it.

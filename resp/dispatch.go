@@ -1,8 +1,9 @@
 package resp
 
 // This file runs a client's requests through the command table, as
-// Redis's processCommand: lookup, authentication, fault injection, MULTI
-// queueing, then the call (call.go), contained if it panics.
+// Redis's processCommand: lookup, authentication, fault injection,
+// maxmemory (evict.go), MULTI queueing, then the call (call.go),
+// contained if it panics.
 
 import (
 	"strings"
@@ -32,8 +33,13 @@ func (c *conn) dispatch(args [][]byte) {
 		c.w.errorReply(f.Err)
 		return
 	}
+	if c.checkMemory(cmd, args) {
+		c.reject(cmd, errOOM)
+		return
+	}
 	if c.multi != nil && cmd.flags&noQueue == 0 {
 		c.multi.queue(cmd, args)
+		c.multi.denyOOM = c.multi.denyOOM || c.s.denyOOM(cmd, args, nil)
 		c.w.simple("QUEUED")
 		return
 	}

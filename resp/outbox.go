@@ -14,6 +14,7 @@ package resp
 
 import (
 	"errors"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -108,30 +109,9 @@ func parseOutputLimits(l outputLimits, v string) (outputLimits, string) {
 		if !ok1 || !ok2 || err != nil || secs < 0 {
 			return l, "Error in hard, soft or soft_seconds setting in buffer limit configuration."
 		}
-		*o = outputLimit{hard: hard, soft: soft, softFor: time.Duration(secs) * time.Second}
+		*o = outputLimit{hard: int64(min(hard, math.MaxInt64)), soft: int64(min(soft, math.MaxInt64)), softFor: time.Duration(secs) * time.Second}
 	}
 	return next, ""
-}
-
-// parseMemory reads a size as Redis's memtoull: a number of bytes with an
-// optional unit (k, kb, m, mb, g, gb; k is 1000, kb 1024).
-func parseMemory(s string) (int64, bool) {
-	l := strings.ToLower(s)
-	mul := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mul    int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000}, {"b", 1}} {
-		if strings.HasSuffix(l, u.suffix) {
-			l, mul = strings.TrimSuffix(l, u.suffix), u.mul
-			break
-		}
-	}
-	n, err := strconv.ParseInt(l, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mul {
-		return 0, false
-	}
-	return n * mul, true
 }
 
 // push appends frame, encoded for c's protocol, to c's output and wakes

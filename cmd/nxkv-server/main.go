@@ -7,10 +7,13 @@
 //	echo "port 0
 //	unixsocket /tmp/nxkv.sock" | nxkv-server -
 //
-// Directives: port (0: no TCP), bind, unixsocket, requirepass. Persistence
-// and tuning directives redis-server knows (save, appendonly, dir, loglevel
-// and the like) are accepted and ignored, since nxkv keeps its data in
-// memory; an unknown directive is a fatal error, as with redis-server. It
+// Directives: port (0: no TCP), bind, unixsocket, requirepass, and
+// maxmemory, maxmemory-policy, maxmemory-samples and
+// maxmemory-eviction-tenacity with their CONFIG SET values and errors.
+// Persistence and tuning directives redis-server knows (save, appendonly,
+// dir, loglevel and the like) are accepted and ignored, since nxkv keeps
+// its data in memory; an unknown directive or a bad value is a fatal
+// error, as with redis-server. It
 // prints redis-server's "Ready to accept connections" line once it
 // listens, and on SIGTERM or SIGINT closes every connection and exits 0.
 //
@@ -45,6 +48,38 @@ type config struct {
 	binds      []string
 	unixSocket string
 	password   string
+	// settings are the directives the server applies as CONFIG SET does
+	// (serverSettings), in file order.
+	settings []setting
+}
+
+// setting is a directive applied through the server's CONFIG SET, with
+// where it was read, for the error.
+type setting struct {
+	line        int
+	raw         string
+	name, value string
+}
+
+// serverSettings lists the directives applied as CONFIG SET, which checks
+// their values.
+var serverSettings = map[string]bool{
+	"maxmemory": true, "maxmemory-policy": true, "maxmemory-samples": true, "maxmemory-eviction-tenacity": true,
+}
+
+// apply applies cfg's settings to s, or returns the fatal error of the
+// first bad one.
+func apply(s *resp.Server, cfg config) error {
+	for _, st := range cfg.settings {
+		if err := s.ConfigSet(st.name, st.value); err != nil {
+			msg := err.Error()
+			if _, why, ok := strings.Cut(msg, ") - "); ok {
+				msg = why // the reason, as redis-server prints it for a file
+			}
+			return fatal(st.line, st.raw, msg)
+		}
+	}
+	return nil
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -65,6 +100,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		dieWithParent()
 	}
 	s := resp.New(resp.Options{Password: cfg.password})
+	if err := apply(s, cfg); err != nil {
+		s.Close()
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	if err := listen(s, cfg); err != nil {
@@ -164,8 +204,8 @@ var ignored = map[string]bool{
 	"protected-mode": true, "tcp-backlog": true, "timeout": true, "tcp-keepalive": true, "databases": true,
 	"supervised": true, "always-show-logo": true, "set-proc-title": true, "stop-writes-on-bgsave-error": true,
 	"rdbcompression": true, "rdbchecksum": true, "maxclients": true, "hz": true, "io-threads": true,
-	"unixsocketperm": true, "lua-time-limit": true, "busy-reply-threshold": true, "maxmemory": true,
-	"maxmemory-policy": true, "notify-keyspace-events": true, "enable-debug-command": true,
+	"unixsocketperm": true, "lua-time-limit": true, "busy-reply-threshold": true,
+	"notify-keyspace-events": true, "enable-debug-command": true,
 	"syslog-enabled": true, "latency-monitor-threshold": true, "slowlog-log-slower-than": true,
 	"activerehashing": true, "lazyfree-lazy-eviction": true, "lazyfree-lazy-expire": true,
 }
@@ -201,6 +241,10 @@ func parseConfig(cfg *config, text string) error {
 			cfg.unixSocket = vals[0]
 		case name == "requirepass" && len(vals) == 1:
 			cfg.password = vals[0]
+		case serverSettings[name] && len(vals) == 1:
+			cfg.settings = append(cfg.settings, setting{line: line, raw: raw, name: name, value: vals[0]})
+		case serverSettings[name]:
+			return fatal(line, raw, "wrong number of arguments")
 		case name == "daemonize" && len(vals) == 1 && strings.EqualFold(vals[0], "yes"):
 			return fatal(line, raw, "daemonize yes is not supported: run nxkv-server under a supervisor")
 		case ignored[name] && len(vals) >= 0:
