@@ -94,16 +94,20 @@ func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) 
 		return "", noDeadline, false
 	}
 	if m := e.mem; m != nil {
-		// Inline, not a call: Set is the commonest write.
-		d := strCost(value) - strCost(old)
-		if exp != noDeadline {
-			d -= ttlCost
+		// Inline, not a call: Set is the commonest write. An overwrite of
+		// a value of the same length without a deadline, the commonest,
+		// changes no count.
+		if len(value) != len(old) || exp != noDeadline {
+			d := strCost(value) - strCost(old)
+			if exp != noDeadline {
+				d -= ttlCost
+			}
+			if d != 0 {
+				e.accountLocked(s, d)
+			}
 		}
-		if d != 0 {
-			e.accountLocked(s, d)
-		}
-		md := s.MetaLocked(hd)
-		md.Pinned = false
+		md := s.KeptMetaLocked(hd)
+		md.Pinned = false // a lock overwritten is a lock no more
 		if m.lfu.Load() {
 			e.use(md, s.ClockLocked())
 		} else {

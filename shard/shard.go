@@ -237,6 +237,11 @@ func (s *Table) MetaLocked(hd Handle) *Meta {
 	return &s.meta[hd]
 }
 
+// KeptMetaLocked is MetaLocked for a shard known to keep Meta (since
+// EnableMetaLocked), without the check: a write of a bounded engine takes
+// it on its hot path. The caller must hold the lock.
+func (s *Table) KeptMetaLocked(hd Handle) *Meta { return &s.meta[hd] }
+
 // MetaAt returns the Meta of entry hd for a reader that found hd at
 // version v, without the lock; nil if the shard keeps none or changed
 // since v. The reader may then write Stamp and Freq through it, racily:
