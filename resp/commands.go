@@ -327,6 +327,24 @@ func commands() []*command {
 		{name: "zscan", arity: -3, flags: readonly, acl: aclSortedSet, keys: key1, group: "sorted-set", since: "2.8.0", tips: []string{"nondeterministic_output"},
 			complexity: "O(1) per call, O(N) for a whole iteration", summary: "Iterates over the members and scores of a sorted set with a cursor.", fn: cmdZScan},
 
+		// Blocking pops.
+		{name: "blpop", arity: -3, flags: write | noScript | blocking, acl: aclList, keys: keySpec{1, -2, 1, 0}, group: "list", since: "2.0.0",
+			complexity: "O(N) where N is the number of keys", summary: "Pops the first element of the first non-empty list, or waits for one.", fn: cmdBPop},
+		{name: "brpop", arity: -3, flags: write | noScript | blocking, acl: aclList, keys: keySpec{1, -2, 1, 0}, group: "list", since: "2.0.0",
+			complexity: "O(N) where N is the number of keys", summary: "Pops the last element of the first non-empty list, or waits for one.", fn: cmdBPop},
+		{name: "blmove", arity: 6, flags: write | denyOOM | noScript | blocking, acl: aclList, keys: keySpec{1, 2, 1, 0}, group: "list", since: "6.2.0",
+			complexity: "O(1)", summary: "LMOVE, waiting for the source list to have an element.", fn: cmdBLMove},
+		{name: "brpoplpush", arity: 4, flags: write | denyOOM | noScript | blocking, acl: aclList, keys: keySpec{1, 2, 1, 0}, group: "list", since: "2.2.0", deprecated: "6.2.0",
+			complexity: "O(1)", summary: "RPOPLPUSH, waiting for the source list to have an element (deprecated: BLMOVE).", fn: cmdBLMove},
+		{name: "blmpop", arity: -5, flags: write | blocking | movableKeys, acl: aclList, keys: keySpec{numkeys: 2}, group: "list", since: "7.0.0",
+			complexity: "O(N+M) where N is the number of keys and M the number of elements popped", summary: "LMPOP, waiting for a list to have elements.", fn: cmdBLMPop},
+		{name: "bzpopmin", arity: -3, flags: write | noScript | blocking | fast, acl: aclSortedSet, keys: keySpec{1, -2, 1, 0}, group: "sorted-set", since: "5.0.0",
+			complexity: "O(log N)", summary: "Pops the member with the lowest score of the first non-empty sorted set, or waits for one.", fn: cmdBZPop},
+		{name: "bzpopmax", arity: -3, flags: write | noScript | blocking | fast, acl: aclSortedSet, keys: keySpec{1, -2, 1, 0}, group: "sorted-set", since: "5.0.0",
+			complexity: "O(log N)", summary: "Pops the member with the highest score of the first non-empty sorted set, or waits for one.", fn: cmdBZPop},
+		{name: "bzmpop", arity: -5, flags: write | blocking | movableKeys, acl: aclSortedSet, keys: keySpec{numkeys: 2}, group: "sorted-set", since: "7.0.0",
+			complexity: "O(K + M log N) where K is the number of keys and M the number of members popped", summary: "ZMPOP, waiting for a sorted set to have members.", fn: cmdBZMPop},
+
 		// Transactions.
 		{name: "multi", arity: 1, flags: noScript | loading | stale | fast | allowBusy | noQueue, acl: aclTransaction,
 			group: "transactions", since: "1.2.0", complexity: "O(1)", summary: "Starts a transaction.", fn: cmdMulti},
@@ -364,6 +382,8 @@ func commands() []*command {
 			summary: "Selects the database (0 to 15) of the connection, or, inside a script, of the script.", fn: cmdSelect},
 		{name: "client", arity: -2, group: "connection", since: "2.4.0", complexity: "Depends on the subcommand",
 			summary: "Inspects and configures client connections."},
+		{name: "client|unblock", arity: -3, flags: admin | noScript | loading | stale, acl: aclConnection, group: "connection", since: "5.0.0",
+			complexity: "O(log N) where N is the number of clients", summary: "Unblocks a client blocked by a blocking command, as if it timed out (TIMEOUT) or with an error (ERROR).", fn: cmdClientUnblock},
 		{name: "client|id", arity: 2, flags: noScript | loading | stale, acl: aclConnection,
 			group: "connection", since: "5.0.0", complexity: "O(1)", summary: "Returns the connection's id.", fn: cmdClientID},
 		{name: "client|getname", arity: 2, flags: noScript | loading | stale, acl: aclConnection,

@@ -102,6 +102,7 @@ func cmdSwapDB(x *call) {
 	}
 	if a != b {
 		swap := func(t *txSet) { swapStores(t.get(a), t.get(b)) }
+		defer x.signalWaited(a, b)
 		if x.tx {
 			swap(x.txs) // cmdExec and cmdEval hold every database for allDBs
 		} else {

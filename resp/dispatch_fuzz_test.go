@@ -59,6 +59,15 @@ func TestDispatchIntegerBoundaries(t *testing.T) {
 			case "quit", "reset", "hello", "auth":
 				continue // they end or reset the connection, which the rest shares
 			}
+			if resp.Blocks(name) {
+				// A blocking command runs inside MULTI, where it never
+				// waits: a stream has no one to push to it.
+				in.Write(encode([]string{"multi"}))
+				in.Write(encode(args))
+				in.Write(encode([]string{"exec"}))
+				sent += 3
+				continue
+			}
 			in.Write(encode(args))
 			sent++
 		}

@@ -224,7 +224,7 @@ package resp
 //	protocol  reader.go writer.go
 //	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
-//	commands  object.go t_string.go t_hash.go t_set.go t_list.go t_zset.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go
+//	commands  object.go t_string.go t_hash.go t_set.go t_list.go t_zset.go blocked.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
 //	api       server.go testhelper.go doc.go
 //

@@ -227,6 +227,7 @@ func cmdRename(x *call) {
 		notify(st, dst, engine.KindNew)
 		notify(st, src, engine.KindRenameFrom)
 		notify(st, dst, engine.KindRenameTo)
+		x.signalReady(x.db, dst)
 		if nx {
 			x.w.int(1)
 		} else {
@@ -274,6 +275,7 @@ func cmdCopy(x *call) {
 		moveValue(s, src, d, dst, true)
 		notify(d, dst, engine.KindNew)
 		notify(d, dst, engine.KindCopyTo)
+		x.signalReady(dstDB, dst)
 		x.w.int(1)
 	})
 }
@@ -318,6 +320,7 @@ func cmdMove(x *call) {
 		notify(d, key, engine.KindNew)
 		notify(s, key, engine.KindMoveFrom)
 		notify(d, key, engine.KindMoveTo)
+		x.signalReady(dstDB, key)
 		x.w.int(1)
 	})
 }

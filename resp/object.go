@@ -226,6 +226,18 @@ func pageOf[V any](d *dense[V], cursor uint64, count int, emit func(out []string
 	return out, next
 }
 
+// positiveArg parses argument i as Redis's getPositiveLongFromObjectOrReply
+// without a message of its own: anything but an integer from 0 on is
+// "value is out of range, must be positive".
+func (x *call) positiveArg(i int) (int64, bool) {
+	n, ok := parseInt(x.args[i])
+	if !ok || n < 0 {
+		x.w.errorReply("ERR value is out of range, must be positive")
+		return 0, false
+	}
+	return n, true
+}
+
 // maxRandCount bounds how many elements HRANDFIELD, SRANDMEMBER and
 // ZRANDMEMBER return for a negative count: Redis would build a reply of
 // any size; nxkv refuses one past 16M elements rather than exhaust memory.

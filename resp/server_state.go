@@ -179,10 +179,12 @@ type Server struct {
 	commands atomic.Int64           // commands processed, for INFO
 	conns0   atomic.Int64           // connections accepted, for INFO
 
-	// limits are the sizes past which a typed value takes its large
+	// encLimits are the sizes past which a typed value takes its large
 	// encoding, as Redis's hash-max-listpack-entries and the like (CONFIG
 	// SET changes them).
 	encLimits [numLimits]atomic.Int64
+
+	blocking blockRegistry // the clients blocked by blocking pops (blocked.go)
 
 	scripts  scriptCache
 	faults   faults
@@ -197,6 +199,10 @@ type Server struct {
 	// plants a bug: scripts run without their atomic section, each
 	// redis.call on its own. The linearizability test shows it is caught.
 	unlockedScripts bool
+	// lifoWaiters, set only by the package's tests, plants a bug: a ready
+	// key serves its waiters newest first. The blocking pops' differential
+	// and linearizability tests show it is caught.
+	lifoWaiters bool
 	// scriptLimit, set only by the package's tests, replaces a script's
 	// time limit (five seconds) when it is not 0, so a test of the limit
 	// need not wait that long.

@@ -80,6 +80,7 @@ func cmdPush(x *call) {
 		}
 		if created {
 			tx.SetObject(key, l, kind)
+			x.signalReady(x.db, key)
 		} else {
 			tx.Notify(key, kind)
 		}
@@ -131,12 +132,8 @@ func cmdPop(x *call) {
 	}
 	hasCount, count := len(x.args) == 3, int64(0)
 	if hasCount {
-		n, ok := x.intArg(2)
+		n, ok := x.positiveArg(2)
 		if !ok {
-			return
-		}
-		if n < 0 {
-			x.w.errorReply("ERR value is out of range, must be positive")
 			return
 		}
 		count = n
@@ -480,6 +477,7 @@ func cmdLMove(x *call) {
 	src, dst := x.key(1), x.key(2)
 	x.locked([]string{src, dst}, func(tx *engine.Tx) {
 		x.lmove(tx, src, dst, from, to)
+		x.signalReady(x.db, dst)
 	})
 }
 

@@ -275,13 +275,8 @@ func cmdSPop(x *call) {
 	}
 	count := int64(-1)
 	if len(x.args) == 3 {
-		n, ok := parseInt(x.args[2])
-		switch {
-		case !ok:
-			x.w.errorReply(errNotInteger)
-			return
-		case n < 0:
-			x.w.errorReply("ERR value is out of range, must be positive")
+		n, ok := x.positiveArg(2)
+		if !ok {
 			return
 		}
 		count = n

@@ -443,11 +443,19 @@ type ranges interface {
 	empty() bool
 }
 
+// mayHold is Redis's quick test before a range search (zslIsInRange,
+// zslIsInLexRange): the range is not empty, the last element is not below
+// its min and the first not above its max. For a lexical range over mixed
+// scores it decides, as in Redis, that some ranges hold nothing.
+func mayHold(z *zsetObj, r ranges) bool {
+	return !r.empty() && z.len() > 0 && r.gteMin(z.at(z.len()-1)) && r.lteMax(z.at(0))
+}
+
 // inRange returns the ranks from..to of z's elements in r, found and
 // walked as Redis does (the first element from the start, then forward
 // while lteMax holds), or ok false.
 func inRange(z *zsetObj, r ranges) (from, to int, ok bool) {
-	if r.empty() || z.len() == 0 {
+	if !mayHold(z, r) {
 		return 0, 0, false
 	}
 	from = z.first(r.gteMin)
@@ -468,7 +476,7 @@ func inRange(z *zsetObj, r ranges) (from, to int, ok bool) {
 // inRangeRev is inRange walking down from the last element that satisfies
 // lteMax (the reverse commands).
 func inRangeRev(z *zsetObj, r ranges) (from, to int, ok bool) {
-	if r.empty() || z.len() == 0 {
+	if !mayHold(z, r) {
 		return 0, 0, false
 	}
 	to = z.last(r.lteMax)
@@ -628,6 +636,7 @@ func (x *call) zaddEvents(tx *engine.Tx, key string, z *zsetObj, created bool, a
 	}
 	if created && z.len() > 0 {
 		tx.SetObject(key, z, kind)
+		x.signalReady(x.db, key)
 	} else if added+updated > 0 {
 		tx.Notify(key, kind)
 	}
@@ -729,8 +738,12 @@ func cmdZCount(x *call) {
 			// Redis counts a skiplist's lexical range from its first and
 			// last element, found by two descents.
 			lr := r.(*lexRange)
+			if !mayHold(z, lr) {
+				x.w.int(0)
+				return
+			}
 			first := z.first(lr.gteMin)
-			if lr.empty() || first >= z.len() || !lr.lteMax(z.at(first)) {
+			if first >= z.len() || !lr.lteMax(z.at(first)) {
 				x.w.int(0)
 				return
 			}
@@ -807,7 +820,8 @@ func (x *call) parseZRange(k, by int, rev, store bool) (zrangeSpec, bool) {
 			if !ok {
 				return sp, false
 			}
-			sp.offset, sp.limit, sp.limited = off, lim, true
+			// As Redis, a limit of -1 counts as no LIMIT given.
+			sp.offset, sp.limit, sp.limited = off, lim, lim != -1
 			j += 2
 		case !revChosen && equalFold(x.args[j], "rev"):
 			rev, revChosen = true, true
@@ -1001,6 +1015,7 @@ func (x *call) storeZset(tx *engine.Tx, dst string, es []zentry, kind engine.Kin
 		}
 	}
 	tx.SetObject(dst, z, kind)
+	x.signalReady(x.db, dst)
 	x.w.int(int64(z.len()))
 }
 
@@ -1098,12 +1113,8 @@ func cmdZPop(x *call) {
 	}
 	count := int64(-1)
 	if len(x.args) == 3 {
-		n, ok := x.intArg(2)
+		n, ok := x.positiveArg(2)
 		if !ok {
-			return
-		}
-		if n < 0 {
-			x.w.errorReply("ERR value is out of range, must be positive")
 			return
 		}
 		count = n
@@ -1231,6 +1242,9 @@ func cmdZSetOp(x *call) {
 	store := strings.HasSuffix(name, "store")
 	card := name == "zintercard"
 	op := strings.TrimSuffix(strings.TrimPrefix(name, "z"), "store")
+	if card {
+		op = "inter"
+	}
 	numIdx := 1
 	if store {
 		numIdx = 2
@@ -1413,8 +1427,14 @@ func cmdZRandMember(x *call) {
 			x.w.array(0)
 			return
 		}
+		all := count >= int64(z.len())
 		x.randomPick(z.len(), count, withScores, func(i int) {
 			e := z.randomAt(i)
+			if all {
+				// The whole set, as Redis's iterator walks it: from the
+				// highest rank down.
+				e = z.at(z.len() - 1 - i)
+			}
 			if withScores && x.w.resp3() {
 				x.w.array(2)
 			}
