@@ -7,9 +7,8 @@ package resp
 // A hash is a dense table of fields to values (dense.go): a listpack while
 // it has at most hash-max-listpack-entries fields and no field or value
 // longer than hash-max-listpack-value bytes, in insertion order as Redis's
-// listpack replies; a hash table once past either, for good. Per field it
-// costs the field's and value's bytes plus 32 bytes as a listpack, and
-// about 30 more once indexed.
+// listpack replies; a hash table once past either, for good. The package
+// doc gives the measured costs per field.
 
 import (
 	"math"

@@ -7,13 +7,12 @@ package resp
 // forms, ZINTERCARD, ZRANDMEMBER and ZSCAN.
 //
 // A sorted set is a listpack (a slice of elements sorted by score then
-// member, 24 bytes an element besides the member's bytes, searched
-// linearly as Redis searches its listpack) while it has at most
-// zset-max-listpack-entries elements and no member longer than
+// member, searched linearly as Redis searches its listpack) while it has
+// at most zset-max-listpack-entries elements and no member longer than
 // zset-max-listpack-value bytes; past either, for good, a skiplist
 // (skiplist.go: O(log n) inserts, deletes, ranks and range starts) plus a
-// dense table from member to score (dense.go), about 110 bytes an element
-// besides the member's bytes. Scores are doubles, printed as Redis prints
+// dense table from member to score (dense.go). The package doc gives the
+// measured costs per element. Scores are doubles, printed as Redis prints
 // them ("%.17g", inf and -inf).
 
 import (
