@@ -53,8 +53,8 @@ type waiter struct {
 	proto int
 	cmd   *command
 	// serve tries to serve the waiter from key, in a section holding its
-	// keys, writing the reply to x.w; it reports false, changing
-	// nothing, when key holds nothing for it.
+	// keys, writing the reply to x.w (an error ends the wait too); it
+	// reports false, changing nothing, when key holds nothing for it.
 	serve func(x *call, tx *engine.Tx, key string) bool
 	// locks are the keys a section serving from key must hold besides it
 	// (BLMOVE's destination).
@@ -469,10 +469,11 @@ func cmdBLMove(x *call) {
 		if !ok || l.d.len() == 0 {
 			return false
 		}
-		if d, found := tx.Object(dst); found && !isList(d) {
-			// Redis keeps the waiter blocked when the destination is of
-			// another type.
-			return false
+		if d, found := tx.Object(dst); found && (d == nil || !isList(d)) {
+			// As Redis: the waiter is answered WRONGTYPE and the element
+			// stays where it was.
+			x.w.errorReply(errWrongType)
+			return true
 		}
 		x.lmove(tx, src, dst, from, to)
 		x.signalReady(x.db, dst)

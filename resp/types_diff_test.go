@@ -453,6 +453,13 @@ var blockScenarios = []blockScenario{
 		{conn: 0, args: []string{"rename", "tmp", "z"}, blocked: 0, wait: true},
 		{conn: 0, args: []string{"exists", "z", "tmp"}},
 	}},
+	{"blmove-wrong-destination", []blockStep{
+		{conn: 0, args: []string{"set", "t", "x"}},
+		{conn: 1, args: []string{"brpoplpush", "b", "t", "0"}, blocked: 1, wait: true, noReply: true},
+		{conn: 2, args: []string{"blpop", "b", "0"}, blocked: 2, wait: true, noReply: true},
+		{conn: 0, args: []string{"rpush", "b", "a", "c"}, blocked: 0, wait: true},
+		{conn: 0, args: []string{"lrange", "b", "0", "-1"}},
+	}},
 	{"wrongtype-then-push", []blockStep{
 		{conn: 0, args: []string{"set", "s", "x"}},
 		{conn: 1, args: []string{"blpop", "s", "q", "0"}},
