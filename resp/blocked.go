@@ -342,21 +342,12 @@ func zsetPopper(max bool, count int64) func(x *call, tx *engine.Tx, key string) 
 			return false
 		}
 		if count < 0 {
-			e := z.at(0)
-			if max {
-				e = z.at(z.len() - 1)
-			}
-			z.remove(e.member, e.score)
+			e := z.popEnd(max)
 			x.w.array(3)
 			x.w.bulkString(key)
 			x.w.bulkString(e.member)
 			x.w.double(e.score)
-			if max {
-				tx.Notify(key, "zpopmax")
-			} else {
-				tx.Notify(key, "zpopmin")
-			}
-			dropIfEmpty(tx, key, z.len())
+			zpopped(tx, key, z, max)
 			return true
 		}
 		x.w.array(2)
@@ -368,7 +359,8 @@ func zsetPopper(max bool, count int64) func(x *call, tx *engine.Tx, key string) 
 
 // blockingPop runs a blocking pop over keys: served at once from the
 // first key that holds data (WRONGTYPE for a key of another type met
-// before), otherwise blocked. isType tells whether a value is of the
+// before), otherwise blocked; a negative timeout replies a null array
+// instead (LMPOP, ZMPOP). isType tells whether a value is of the
 // command's type.
 func (x *call) blockingPop(keys []string, timeout time.Duration, isType func(engine.Object) bool,
 	serve func(x *call, tx *engine.Tx, key string) bool) {
@@ -385,6 +377,10 @@ func (x *call) blockingPop(keys []string, timeout time.Duration, isType func(eng
 			if serve(x, tx, k) {
 				return
 			}
+		}
+		if timeout < 0 {
+			x.w.nullArray()
+			return
 		}
 		x.block(keys, timeout, nil, serve)
 	})
@@ -407,9 +403,15 @@ func cmdBPop(x *call) {
 	x.blockingPop(keys[:len(keys)-1], timeout, isList, listPopper(where, -1))
 }
 
-// cmdBLMPop is BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT n].
-func cmdBLMPop(x *call) {
-	keys, where, count, ok := x.parseMPop(2, x.listEnd)
+// cmdBMPop is BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT n]
+// and BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT n].
+func cmdBMPop(x *call) {
+	list := x.cmd.name == "blmpop"
+	end := x.zsetEnd
+	if list {
+		end = x.listEnd
+	}
+	keys, where, count, ok := x.parseMPop(2, end)
 	if !ok {
 		return
 	}
@@ -417,7 +419,11 @@ func cmdBLMPop(x *call) {
 	if !ok {
 		return
 	}
-	x.blockingPop(keys, timeout, isList, listPopper(where, count))
+	if list {
+		x.blockingPop(keys, timeout, isList, listPopper(where, count))
+	} else {
+		x.blockingPop(keys, timeout, isZset, zsetPopper(where == 1, count))
+	}
 }
 
 // cmdBZPop is BZPOPMIN and BZPOPMAX key [key ...] timeout.
@@ -428,19 +434,6 @@ func cmdBZPop(x *call) {
 	}
 	keys := x.keysOf(1, 1)
 	x.blockingPop(keys[:len(keys)-1], timeout, isZset, zsetPopper(x.cmd.name == "bzpopmax", -1))
-}
-
-// cmdBZMPop is BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT n].
-func cmdBZMPop(x *call) {
-	keys, where, count, ok := x.parseMPop(2, x.zsetEnd)
-	if !ok {
-		return
-	}
-	timeout, ok := x.timeoutArg(1) // after the rest, as Redis parses it
-	if !ok {
-		return
-	}
-	x.blockingPop(keys, timeout, isZset, zsetPopper(where == 1, count))
 }
 
 // cmdBLMove is BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout and

@@ -105,9 +105,10 @@ var blockModel = porcupine.Model{
 	},
 }
 
-// blockHistory runs rounds of waiters and pushers on s and returns the
-// history.
-func blockHistory(t *testing.T, s *resp.Server, rounds, waiters, pushers int, r *rand.Rand) []porcupine.Operation {
+// blockHistory runs rounds of waiters and pushers on s, whose clock is mc,
+// and returns the history. The waiters wait one second: once a round's
+// pushes are done, mc passes it, and the waiters handed nothing time out.
+func blockHistory(t *testing.T, s *resp.Server, mc *clock.Mock, rounds, waiters, pushers int, r *rand.Rand) []porcupine.Operation {
 	t.Helper()
 	start := time.Now()
 	now := func() int64 { return time.Since(start).Nanoseconds() }
@@ -129,11 +130,11 @@ func blockHistory(t *testing.T, s *resp.Server, rounds, waiters, pushers int, r 
 	}
 	next := 0
 	for round := range rounds {
-		var wg sync.WaitGroup
+		var wg, pushing sync.WaitGroup
 		for i, c := range wconns {
 			id := round*waiters + i
 			call := now()
-			if err := c.Send([]string{"blpop", "q", "0.05"}); err != nil {
+			if err := c.Send([]string{"blpop", "q", "1"}); err != nil {
 				t.Fatal(err)
 			}
 			if !waitBlocked(t, admin, i+1) {
@@ -164,9 +165,9 @@ func blockHistory(t *testing.T, s *resp.Server, rounds, waiters, pushers int, r 
 				next++
 			}
 			how := r.IntN(3)
-			wg.Add(1)
+			pushing.Add(1)
 			go func() {
-				defer wg.Done()
+				defer pushing.Done()
 				call := now()
 				var err error
 				switch how {
@@ -192,6 +193,8 @@ func blockHistory(t *testing.T, s *resp.Server, rounds, waiters, pushers int, r 
 				record(p, blockIn{op: "push", vals: vals}, call, blockOut{})
 			}()
 		}
+		pushing.Wait()
+		mc.Add(2 * time.Second)
 		wg.Wait()
 		call := now()
 		if _, err := admin.do([]string{"del", "q"}); err != nil {
@@ -206,8 +209,8 @@ func blockHistory(t *testing.T, s *resp.Server, rounds, waiters, pushers int, r 
 // from clients, scripts and transactions against the model.
 func TestBlockingPopsLinearizable(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	s := resp.RunT(t)
-	h := blockHistory(t, s, 20, 5, 2, r) // 2 to 6 elements for 5 waiters: some time out
+	s, mc := mockServer(t)
+	h := blockHistory(t, s, mc, 20, 5, 2, r) // 2 to 6 elements for 5 waiters: some time out
 	if res := porcupine.CheckOperationsTimeout(blockModel, h, 60*time.Second); res != porcupine.Ok {
 		t.Fatalf("history of %d operations is not linearizable (%v)", len(h), res)
 	}
@@ -217,21 +220,26 @@ func TestBlockingPopsLinearizable(t *testing.T) {
 // newest first. The checker must reject the history.
 func TestBlockingLinearizabilityCatchesLIFO(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	s := resp.RunT(t)
+	s, mc := mockServer(t)
 	resp.PlantLIFOWaiters(s)
-	h := blockHistory(t, s, 5, 3, 2, r)
+	h := blockHistory(t, s, mc, 5, 3, 2, r)
 	if res := porcupine.CheckOperationsTimeout(blockModel, h, 60*time.Second); res != porcupine.Illegal {
 		t.Fatalf("a history with waiters served newest first passed the check (%v)", res)
 	}
+}
+
+// mockServer starts a server on a mock clock set to a realistic date.
+func mockServer(t *testing.T) (*resp.Server, *clock.Mock) {
+	mc := clock.NewMock()
+	mc.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	return resp.NewT(t, resp.Options{Clock: mc}), mc
 }
 
 // TestBlockingTimeoutOnInjectedClock: a waiter's timeout runs on the
 // server's clock, in fractions of a second: it still waits just before,
 // and replies nil once the fake clock passes it.
 func TestBlockingTimeoutOnInjectedClock(t *testing.T) {
-	mc := clock.NewMock()
-	mc.Set(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
-	s := resp.NewT(t, resp.Options{Clock: mc})
+	s, mc := mockServer(t)
 	admin, c := dialRaw(t, s.Addr()), dialRaw(t, s.Addr())
 	if err := c.Send([]string{"blpop", "q", "1.5"}); err != nil {
 		t.Fatal(err)

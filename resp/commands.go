@@ -337,13 +337,13 @@ func commands() []*command {
 		{name: "brpoplpush", arity: 4, flags: write | denyOOM | noScript | blocking, acl: aclList, keys: keySpec{1, 2, 1, 0}, group: "list", since: "2.2.0", deprecated: "6.2.0",
 			complexity: "O(1)", summary: "RPOPLPUSH, waiting for the source list to have an element (deprecated: BLMOVE).", fn: cmdBLMove},
 		{name: "blmpop", arity: -5, flags: write | blocking | movableKeys, acl: aclList, keys: keySpec{numkeys: 2}, group: "list", since: "7.0.0",
-			complexity: "O(N+M) where N is the number of keys and M the number of elements popped", summary: "LMPOP, waiting for a list to have elements.", fn: cmdBLMPop},
+			complexity: "O(N+M) where N is the number of keys and M the number of elements popped", summary: "LMPOP, waiting for a list to have elements.", fn: cmdBMPop},
 		{name: "bzpopmin", arity: -3, flags: write | noScript | blocking | fast, acl: aclSortedSet, keys: keySpec{1, -2, 1, 0}, group: "sorted-set", since: "5.0.0",
 			complexity: "O(log N)", summary: "Pops the member with the lowest score of the first non-empty sorted set, or waits for one.", fn: cmdBZPop},
 		{name: "bzpopmax", arity: -3, flags: write | noScript | blocking | fast, acl: aclSortedSet, keys: keySpec{1, -2, 1, 0}, group: "sorted-set", since: "5.0.0",
 			complexity: "O(log N)", summary: "Pops the member with the highest score of the first non-empty sorted set, or waits for one.", fn: cmdBZPop},
 		{name: "bzmpop", arity: -5, flags: write | blocking | movableKeys, acl: aclSortedSet, keys: keySpec{numkeys: 2}, group: "sorted-set", since: "7.0.0",
-			complexity: "O(K + M log N) where K is the number of keys and M the number of members popped", summary: "ZMPOP, waiting for a sorted set to have members.", fn: cmdBZMPop},
+			complexity: "O(K + M log N) where K is the number of keys and M the number of members popped", summary: "ZMPOP, waiting for a sorted set to have members.", fn: cmdBMPop},
 
 		// Transactions.
 		{name: "multi", arity: 1, flags: noScript | loading | stale | fast | allowBusy | noQueue, acl: aclTransaction,

@@ -230,12 +230,64 @@ func pageOf[V any](d *dense[V], cursor uint64, count int, emit func(out []string
 // without a message of its own: anything but an integer from 0 on is
 // "value is out of range, must be positive".
 func (x *call) positiveArg(i int) (int64, bool) {
+	return x.nonNegativeArg(i, "ERR value is out of range, must be positive")
+}
+
+// nonNegativeArg parses argument i as an integer from 0 on, replying msg
+// for anything else (Redis's getPositiveLongFromObjectOrReply with a
+// message: LPOS's COUNT, SINTERCARD's LIMIT, ...).
+func (x *call) nonNegativeArg(i int, msg string) (int64, bool) {
 	n, ok := parseInt(x.args[i])
 	if !ok || n < 0 {
-		x.w.errorReply("ERR value is out of range, must be positive")
+		x.w.errorReply(msg)
 		return 0, false
 	}
 	return n, true
+}
+
+// popCount parses the optional count of SPOP, ZPOPMIN and ZPOPMAX key
+// [count]: -1 when absent; more arguments are a syntax error.
+func (x *call) popCount() (int64, bool) {
+	switch {
+	case len(x.args) > 3:
+		x.w.errorReply(errSyntax)
+		return 0, false
+	case len(x.args) == 3:
+		return x.positiveArg(2)
+	}
+	return -1, true
+}
+
+// intArgs parses arguments i and i+1 as integers (a range's start and
+// end), replying the error of the first that is not.
+func (x *call) intArgs(i int) (a, b int64, ok bool) {
+	if a, ok = x.intArg(i); ok {
+		b, ok = x.intArg(i + 1)
+	}
+	return a, b, ok
+}
+
+// removeMembers is HDEL, SREM and ZREM: it removes each argument from 2 on
+// from the value under key (nil: absent) with remove, stops once the value
+// is empty, names the change kind if any went (and deletes the emptied
+// key), and replies how many went.
+func (x *call) removeMembers(tx *engine.Tx, key string, absent bool, remove func(m string) bool, size func() int, kind engine.Kind) {
+	removed := 0
+	if !absent {
+		for _, m := range x.args[2:] {
+			if remove(string(m)) {
+				removed++
+				if size() == 0 {
+					break
+				}
+			}
+		}
+	}
+	if removed > 0 {
+		tx.Notify(key, kind)
+		dropIfEmpty(tx, key, size())
+	}
+	x.w.int(int64(removed))
 }
 
 // maxRandCount bounds how many elements HRANDFIELD, SRANDMEMBER and

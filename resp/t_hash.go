@@ -71,12 +71,9 @@ func hashEvent(tx *engine.Tx, key string, h *hashObj, created bool, kind engine.
 	}
 }
 
-// cmdHSet is HSET and HMSET.
-func cmdHSet(x *call) {
-	if len(x.args)%2 == 1 {
-		x.w.errorReply("ERR wrong number of arguments for '" + x.cmd.name + "' command")
-		return
-	}
+// writeHash runs fn with the hash under argument 1, created (and not yet
+// stored) when absent, unless the key holds another type.
+func (x *call) writeHash(fn func(tx *engine.Tx, key string, h *hashObj, created bool)) {
 	key := x.key(1)
 	x.locked([]string{key}, func(tx *engine.Tx) {
 		h, ok := typed[*hashObj](x, tx, key)
@@ -87,6 +84,17 @@ func cmdHSet(x *call) {
 		if created {
 			h = &hashObj{}
 		}
+		fn(tx, key, h, created)
+	})
+}
+
+// cmdHSet is HSET and HMSET.
+func cmdHSet(x *call) {
+	if len(x.args)%2 == 1 {
+		x.w.errorReply("ERR wrong number of arguments for '" + x.cmd.name + "' command")
+		return
+	}
+	x.writeHash(func(tx *engine.Tx, key string, h *hashObj, created bool) {
 		for _, a := range x.args[2:] {
 			h.fits(x.s, len(a))
 		}
@@ -168,27 +176,9 @@ func cmdHDel(x *call) {
 	key := x.key(1)
 	x.locked([]string{key}, func(tx *engine.Tx) {
 		h, ok := typed[*hashObj](x, tx, key)
-		if !ok {
-			return
+		if ok {
+			x.removeMembers(tx, key, h == nil, func(f string) bool { return h.d.del(f) }, func() int { return h.d.len() }, "hdel")
 		}
-		deleted := 0
-		if h != nil {
-			for _, f := range x.args[2:] {
-				if h.d.del(string(f)) {
-					deleted++
-					if h.d.len() == 0 {
-						break
-					}
-				}
-			}
-		}
-		if deleted > 0 {
-			tx.Notify(key, "hdel")
-			if h.d.len() == 0 {
-				tx.Del(key)
-			}
-		}
-		x.w.int(int64(deleted))
 	})
 }
 
@@ -227,16 +217,8 @@ func cmdHIncrBy(x *call) {
 	if !ok {
 		return
 	}
-	key, field := x.key(1), string(x.args[2])
-	x.locked([]string{key}, func(tx *engine.Tx) {
-		h, ok := typed[*hashObj](x, tx, key)
-		if !ok {
-			return
-		}
-		created := h == nil
-		if created {
-			h = &hashObj{}
-		}
+	field := string(x.args[2])
+	x.writeHash(func(tx *engine.Tx, key string, h *hashObj, created bool) {
 		var cur int64
 		if v, ok := h.d.get(field); ok {
 			if cur, ok = parseInt([]byte(v)); !ok {
@@ -265,16 +247,8 @@ func cmdHIncrByFloat(x *call) {
 		x.w.errorReply("ERR value is NaN or Infinity")
 		return
 	}
-	key, field := x.key(1), string(x.args[2])
-	x.locked([]string{key}, func(tx *engine.Tx) {
-		h, ok := typed[*hashObj](x, tx, key)
-		if !ok {
-			return
-		}
-		created := h == nil
-		if created {
-			h = &hashObj{}
-		}
+	field := string(x.args[2])
+	x.writeHash(func(tx *engine.Tx, key string, h *hashObj, created bool) {
 		cur := zeroLongDouble()
 		if v, ok := h.d.get(field); ok {
 			if cur, ok = parseLongDouble([]byte(v)); !ok {

@@ -188,11 +188,7 @@ func listRange(start, end int64, n int) (from, to int, ok bool) {
 }
 
 func cmdLRange(x *call) {
-	start, ok := x.intArg(2)
-	if !ok {
-		return
-	}
-	end, ok := x.intArg(3)
+	start, end, ok := x.intArgs(2)
 	if !ok {
 		return
 	}
@@ -340,11 +336,7 @@ func cmdLRem(x *call) {
 }
 
 func cmdLTrim(x *call) {
-	start, ok := x.intArg(2)
-	if !ok {
-		return
-	}
-	end, ok := x.intArg(3)
+	start, end, ok := x.intArgs(2)
 	if !ok {
 		return
 	}
@@ -383,20 +375,16 @@ func cmdLPos(x *call) {
 			rank = n
 		case equalFold(x.args[j], "count") && more:
 			j++
-			n, ok := parseInt(x.args[j])
-			if !ok || n < 0 {
-				x.w.errorReply("ERR COUNT can't be negative")
+			var ok bool
+			if count, ok = x.nonNegativeArg(j, "ERR COUNT can't be negative"); !ok {
 				return
 			}
-			count = n
 		case equalFold(x.args[j], "maxlen") && more:
 			j++
-			n, ok := parseInt(x.args[j])
-			if !ok || n < 0 {
-				x.w.errorReply("ERR MAXLEN can't be negative")
+			var ok bool
+			if maxLen, ok = x.nonNegativeArg(j, "ERR MAXLEN can't be negative"); !ok {
 				return
 			}
-			maxLen = n
 		default:
 			x.w.errorReply(errSyntax)
 			return
@@ -568,21 +556,5 @@ func cmdLMPop(x *call) {
 	if !ok {
 		return
 	}
-	x.locked(keys, func(tx *engine.Tx) {
-		for _, k := range keys {
-			l, ok := typed[*listObj](x, tx, k)
-			if !ok {
-				return
-			}
-			if l == nil {
-				continue
-			}
-			x.w.array(2)
-			x.w.bulkString(k)
-			x.replyPopRange(l, where, count)
-			popped(tx, k, l, where)
-			return
-		}
-		x.w.nullArray()
-	})
+	x.blockingPop(keys, -1, isList, listPopper(where, count))
 }

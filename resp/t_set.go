@@ -189,25 +189,9 @@ func cmdSRem(x *call) {
 	key := x.key(1)
 	x.locked([]string{key}, func(tx *engine.Tx) {
 		s, ok := typed[*setObj](x, tx, key)
-		if !ok {
-			return
+		if ok {
+			x.removeMembers(tx, key, s == nil, s.remove, s.len, "srem")
 		}
-		removed := 0
-		if s != nil {
-			for _, m := range x.args[2:] {
-				if s.remove(string(m)) {
-					removed++
-					if s.len() == 0 {
-						break
-					}
-				}
-			}
-		}
-		if removed > 0 {
-			tx.Notify(key, "srem")
-			dropIfEmpty(tx, key, s.len())
-		}
-		x.w.int(int64(removed))
 	})
 }
 
@@ -269,17 +253,9 @@ func (x *call) replySet(s *setObj) {
 
 // cmdSPop is SPOP key [count].
 func cmdSPop(x *call) {
-	if len(x.args) > 3 {
-		x.w.errorReply(errSyntax)
+	count, ok := x.popCount()
+	if !ok {
 		return
-	}
-	count := int64(-1)
-	if len(x.args) == 3 {
-		n, ok := x.positiveArg(2)
-		if !ok {
-			return
-		}
-		count = n
 	}
 	key := x.key(1)
 	x.locked([]string{key}, func(tx *engine.Tx) {
@@ -543,9 +519,8 @@ func (x *call) numkeysLimit(i int) (keys []string, limit int64, ok bool) {
 	for j := i + 1 + int(n); j < len(x.args); j++ {
 		if equalFold(x.args[j], "limit") && j+1 < len(x.args) {
 			j++
-			l, ok := parseInt(x.args[j])
-			if !ok || l < 0 {
-				x.w.errorReply("ERR LIMIT can't be negative")
+			l, ok := x.nonNegativeArg(j, "ERR LIMIT can't be negative")
+			if !ok {
 				return nil, 0, false
 			}
 			limit = l

@@ -654,22 +654,7 @@ func (x *call) readZset(key string, fn func(tx *engine.Tx, z *zsetObj)) {
 func cmdZRem(x *call) {
 	key := x.key(1)
 	x.readZset(key, func(tx *engine.Tx, z *zsetObj) {
-		removed := 0
-		if z != nil {
-			for _, m := range x.args[2:] {
-				if z.del(string(m)) {
-					removed++
-					if z.len() == 0 {
-						break
-					}
-				}
-			}
-		}
-		if removed > 0 {
-			tx.Notify(key, "zrem")
-			dropIfEmpty(tx, key, z.len())
-		}
-		x.w.int(int64(removed))
+		x.removeMembers(tx, key, z == nil, z.del, z.len, "zrem")
 	})
 }
 
@@ -1025,10 +1010,7 @@ func cmdZRemRange(x *call) {
 	switch x.cmd.name {
 	case "zremrangebyrank":
 		var ok bool
-		if start, ok = x.intArg(2); !ok {
-			return
-		}
-		if end, ok = x.intArg(3); !ok {
+		if start, end, ok = x.intArgs(2); !ok {
 			return
 		}
 	case "zremrangebyscore":
@@ -1084,18 +1066,30 @@ func (x *call) zpop(tx *engine.Tx, key string, z *zsetObj, max bool, count int64
 		x.w.array(2 * n)
 	}
 	for range n {
-		i := 0
-		if max {
-			i = z.len() - 1
-		}
-		e := z.at(i)
-		z.remove(e.member, e.score)
+		e := z.popEnd(max)
 		if nested {
 			x.w.array(2)
 		}
 		x.w.bulkString(e.member)
 		x.w.double(e.score)
 	}
+	zpopped(tx, key, z, max)
+}
+
+// popEnd removes and returns the element with the lowest score, or the
+// highest when max; z must not be empty.
+func (z *zsetObj) popEnd(max bool) zentry {
+	i := 0
+	if max {
+		i = z.len() - 1
+	}
+	e := z.at(i)
+	z.remove(e.member, e.score)
+	return e
+}
+
+// zpopped names a pop from z under key and deletes it once empty.
+func zpopped(tx *engine.Tx, key string, z *zsetObj, max bool) {
 	if max {
 		tx.Notify(key, "zpopmax")
 	} else {
@@ -1106,17 +1100,9 @@ func (x *call) zpop(tx *engine.Tx, key string, z *zsetObj, max bool, count int64
 
 // cmdZPop is ZPOPMIN and ZPOPMAX key [count].
 func cmdZPop(x *call) {
-	if len(x.args) > 3 {
-		x.w.errorReply(errSyntax)
+	count, ok := x.popCount()
+	if !ok {
 		return
-	}
-	count := int64(-1)
-	if len(x.args) == 3 {
-		n, ok := x.positiveArg(2)
-		if !ok {
-			return
-		}
-		count = n
 	}
 	key := x.key(1)
 	x.readZset(key, func(tx *engine.Tx, z *zsetObj) {
@@ -1146,22 +1132,7 @@ func cmdZMPop(x *call) {
 	if !ok {
 		return
 	}
-	x.locked(keys, func(tx *engine.Tx) {
-		for _, k := range keys {
-			z, ok := typed[*zsetObj](x, tx, k)
-			if !ok {
-				return
-			}
-			if z == nil {
-				continue
-			}
-			x.w.array(2)
-			x.w.bulkString(k)
-			x.zpop(tx, k, z, where == 1, count, true)
-			return
-		}
-		x.w.nullArray()
-	})
+	x.blockingPop(keys, -1, isZset, zsetPopper(where == 1, count))
 }
 
 // zsource is an input of ZUNION, ZINTER and ZDIFF: a sorted set, or a set
@@ -1316,9 +1287,8 @@ func cmdZSetOp(x *call) {
 				withScores = true
 			case card && left >= 2 && equalFold(x.args[j], "limit"):
 				j++
-				l, ok := parseInt(x.args[j])
-				if !ok || l < 0 {
-					x.w.errorReply("ERR LIMIT can't be negative")
+				l, ok := x.nonNegativeArg(j, "ERR LIMIT can't be negative")
+				if !ok {
 					return
 				}
 				limit = l
