@@ -23,6 +23,7 @@ var dispatchWords = []string{
 	"flush", "load", "exists", "help", "info", "docs", "list", "getkeys", "filterby", "pattern",
 	"default", "all", "everything", "string", "left", "right", "before", "after", "byscore", "bylex",
 	"rev", "weights", "aggregate", "sum", "min", "max", "incr", "ch", "channels", "numsub",
+	"withvalues", "timeout", "error", "unblock", "0.01",
 }
 
 // TestDispatchIntegerBoundaries sends every command of the table, with
