@@ -111,3 +111,49 @@ func BenchmarkTypeMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTypedCommands runs pipelined typed commands through the whole
+// dispatcher of one connection, without a network: what each costs the
+// server.
+func BenchmarkTypedCommands(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		setup [][]string
+		cmd   []string
+	}{
+		{"lpush", nil, []string{"lpush", "mylist", "xxx"}},
+		{"lpop", [][]string{{"rpush", "mylist", "a"}}, []string{"rpush", "mylist", "xxx"}},
+		{"sadd", nil, []string{"sadd", "myset", "element:000000000001"}},
+		{"hset", nil, []string{"hset", "myhash", "element:000000000001", "xxx"}},
+		{"zadd", nil, []string{"zadd", "myzset", "0", "element:000000000001"}},
+		{"get", [][]string{{"set", "k", "v"}}, []string{"get", "k"}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := New(Options{})
+			defer s.Close()
+			var setup, in []byte
+			for _, c := range tc.setup {
+				setup = append(setup, encodeArgs(c)...)
+			}
+			Serve(s, setup)
+			one := encodeArgs(tc.cmd)
+			for range 1000 {
+				in = append(in, one...)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += 1000 {
+				Serve(s, in)
+			}
+		})
+	}
+}
+
+// encodeArgs returns args as a RESP request.
+func encodeArgs(args []string) []byte {
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
+	}
+	return b
+}
