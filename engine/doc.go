@@ -224,7 +224,9 @@
 // byte per string key (the entry stays 40 bytes; a shard without objects
 // holds a nil map), one length compare on the reads and deletes that
 // could meet a marker; per object, one map entry (about 40 bytes) besides
-// the entry and whatever the Object holds. Objects are reached only inside
+// the entry and whatever the Object holds. A memory bound (see "Memory
+// bound") counts such a key as a key whose value is the marker: the
+// Object's contents are not counted. Objects are reached only inside
 // Update (Tx.Object, Tx.SetObject, Tx.Type), where the caller reads and
 // changes them and names each change with Notify; anything that overwrites
 // or removes the key drops its Object. The string operations never return

@@ -137,7 +137,9 @@ func (tx *Tx) Object(key string) (obj Object, found bool) {
 // key (after KindExpired if it replaces an expired one), as Redis's
 // commands report "new" then their own event. obj must not be nil, and the
 // engine keeps it until the key is overwritten, deleted, expires or is
-// flushed.
+// flushed. Unlike the string writes, it stores even in a section a memory
+// bound did not admit (see "Memory bound"): a server that bounds its
+// memory refuses such a command before it runs.
 func (tx *Tx) SetObject(key string, obj Object, kind Kind) {
 	if obj == nil {
 		panic("engine: SetObject of a nil Object")
