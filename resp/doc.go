@@ -123,7 +123,9 @@
 // without an LFU policy; MEMORY USAGE is an estimate from these layouts;
 // HRANDFIELD, SRANDMEMBER and ZRANDMEMBER refuse a negative count past
 // 16M elements (Redis would build the reply); DUMP and RESTORE are not
-// implemented. There are no
+// implemented. SORT and SORT_RO compare strings byte by byte (Redis's
+// strcoll in the C locale), and elements whose BY values tie keep their
+// value's order, which for a hash-table set is not Redis's. There are no
 // function libraries: FUNCTION FLUSH succeeds with nothing to flush (so
 // harnesses that clear a server between tests run) and the other FUNCTION
 // subcommands are unknown. The databases are engines of their own, and
@@ -278,7 +280,7 @@ package resp
 //	protocol  reader.go writer.go
 //	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
-//	commands  object.go t_string.go t_hash.go t_set.go t_list.go t_zset.go blocked.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go
+//	commands  object.go t_string.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
 //	api       server.go testhelper.go doc.go
 //

@@ -274,9 +274,11 @@ func formatDouble(f float64) string {
 // parseStrtod parses b as C's strtod, the way Redis's score arguments are
 // read: ok is false unless the whole text is a number. Leading white space
 // is skipped (trailing is not), and "inf", "infinity" and "nan" count as
-// numbers (callers refuse NaN). An overflow is an infinity; Redis's
-// getDoubleFromObject refuses it, zslParseRange keeps it.
-func parseStrtod(b []byte) (f float64, overflow, ok bool) {
+// numbers (callers refuse NaN). rangeErr is C's ERANGE: a result that
+// overflows to an infinity, underflows to 0, or is subnormal; Redis's
+// getDoubleFromObject refuses the first two, SORT all three, and
+// zslParseRange keeps them.
+func parseStrtod(b []byte) (f float64, rangeErr, ok bool) {
 	s := strings.TrimLeft(string(b), " \t\n\v\f\r")
 	body, neg := s, false
 	if body != "" && (body[0] == '+' || body[0] == '-') {
@@ -300,11 +302,11 @@ func parseStrtod(b []byte) (f float64, overflow, ok bool) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		if ne, isNum := err.(*strconv.NumError); isNum && ne.Err == strconv.ErrRange {
-			return f, math.IsInf(f, 0), true
+			return f, true, true
 		}
 		return 0, false, false
 	}
-	return f, false, true
+	return f, f != 0 && math.Abs(f) < 0x1p-1022, true
 }
 
 // parseDouble parses a score as Redis's getDoubleFromObject: no leading
@@ -313,8 +315,8 @@ func parseDouble(b []byte) (float64, bool) {
 	if len(b) == 0 || strings.ContainsRune(" \t\n\v\f\r", rune(b[0])) {
 		return 0, false
 	}
-	f, overflow, ok := parseStrtod(b)
-	if !ok || overflow || math.IsNaN(f) {
+	f, rangeErr, ok := parseStrtod(b)
+	if !ok || rangeErr && (math.IsInf(f, 0) || f == 0) || math.IsNaN(f) {
 		return 0, false
 	}
 	return f, true

@@ -193,6 +193,9 @@ type command struct {
 	note string
 	tips []string // Redis's command tips (request and response policies)
 	fn   func(x *call)
+	// findKeys, if set, finds the keys where keys cannot say (SORT's
+	// STORE): the positions COMMAND GETKEYS reports.
+	findKeys func(args [][]byte) []int
 
 	subs map[string]*command // a container's subcommands, filled by register
 	id   int                 // the command's index in allCommands

@@ -49,7 +49,7 @@ func (g *gen) blockTimeout() string { return g.pick("0.01", "0.02", "-1", "x", "
 func (g *gen) typedStep() step {
 	k, k2 := g.key(), g.key()
 	s := func(args ...string) step { return step{args: args} }
-	switch g.r.IntN(62) {
+	switch g.r.IntN(64) {
 	// Hashes.
 	case 0, 1:
 		args := []string{g.pick("hset", "hmset", "hset"), k}
@@ -313,6 +313,28 @@ func (g *gen) typedStep() step {
 		return s("bzmpop", g.blockTimeout(), g.bound("1", "2"), k, k2, g.pick("min", "max"))
 	case 60:
 		return step{args: []string{"object", "encoding", k}, encoding: true}
+	case 62, 63:
+		args := []string{g.pick("sort", "sort", "sort_ro"), k}
+		nosort := false
+		for range g.r.IntN(4) {
+			switch g.r.IntN(6) {
+			case 0:
+				b := g.pick("k*", "nosort", "k*->f1", "x")
+				nosort = true // ties among equal BY values keep the set's own order
+				args = append(args, "by", b)
+			case 1:
+				args = append(args, "limit", g.bound("0", "1", "-1"), g.bound("1", "-1", "2", "0"))
+			case 2:
+				args = append(args, "get", g.pick("#", "k*", "k*->f1", "k*->f2", "nokey"))
+			case 3:
+				args = append(args, "store", k2)
+			default:
+				args = append(args, g.pick("asc", "desc", "alpha", "ALPHA", "foo"))
+			}
+		}
+		// A set's own order (BY nosort, and ties of BY) is its hash
+		// table's in Redis: such replies are compared as multisets.
+		return step{args: args, sorted: nosort}
 	default:
 		return step{args: []string{"eval", g.pick(typedScripts...), "2", k, k2, g.val()}, tol: 200}
 	}
