@@ -256,12 +256,10 @@ func cmdHIncrByFloat(x *call) {
 				return
 			}
 		}
-		sum, ok := addLongDouble(cur, incr)
+		s, ok := x.addFloat(cur, incr)
 		if !ok {
-			x.w.errorReply("ERR increment would produce NaN or Infinity")
 			return
 		}
-		s := formatLongDouble(sum)
 		h.set(x.s, field, s)
 		hashEvent(tx, key, h, created, "hincrbyfloat")
 		x.w.bulkString(s)

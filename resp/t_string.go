@@ -501,6 +501,18 @@ func cmdAppend(x *call) {
 	})
 }
 
+// addFloat adds incr to cur as INCRBYFLOAT and HINCRBYFLOAT do and
+// returns the sum as Redis prints it, or false after replying the error of
+// a sum that is not finite.
+func (x *call) addFloat(cur, incr longDouble) (string, bool) {
+	sum, ok := addLongDouble(cur, incr)
+	if !ok {
+		x.w.errorReply("ERR increment would produce NaN or Infinity")
+		return "", false
+	}
+	return formatLongDouble(sum), true
+}
+
 // storeString writes a string built from key's old value (APPEND,
 // SETRANGE, INCRBYFLOAT), keeping its TTL, and names the change as Redis
 // does: "new" for a key it creates, then the command's event.
@@ -572,12 +584,10 @@ func cmdIncrByFloat(x *call) {
 			x.w.errorReply(errNotFloat)
 			return
 		}
-		sum, ok := addLongDouble(cur, incr)
+		s, ok := x.addFloat(cur, incr)
 		if !ok {
-			x.w.errorReply("ERR increment would produce NaN or Infinity")
 			return
 		}
-		s := formatLongDouble(sum)
 		storeString(st, key, s, exists, engine.KindIncrByFloat)
 		x.w.bulkString(s)
 	})
