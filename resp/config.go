@@ -10,7 +10,7 @@ import (
 
 // configGet returns the configuration parameters CONFIG GET reports.
 func (s *Server) configGet() map[string]string {
-	return map[string]string{
+	cfg := map[string]string{
 		"save":                       "",
 		"appendonly":                 "no",
 		"databases":                  strconv.Itoa(Databases),
@@ -38,6 +38,24 @@ func (s *Server) configGet() map[string]string {
 		"loglevel":                   "notice",
 		"protected-mode":             "no",
 	}
+	for i, l := range limitNames {
+		cfg[l.name] = strconv.FormatInt(s.limit(i), 10)
+		if l.alias != "" {
+			cfg[l.alias] = cfg[l.name]
+		}
+	}
+	return cfg
+}
+
+// limitIndex returns the encoding limit a CONFIG name (or alias) names,
+// -1 if none.
+func limitIndex(name string) int {
+	for i, l := range limitNames {
+		if name == l.name || name == l.alias {
+			return i
+		}
+	}
+	return -1
 }
 
 func cmdConfigGet(x *call) {
@@ -77,6 +95,14 @@ func cmdConfigSet(x *call) {
 				return
 			}
 		default:
+			if limitIndex(strings.ToLower(string(x.args[i]))) >= 0 {
+				if _, ok := parseInt(x.args[i+1]); !ok {
+					x.w.errorReply("ERR CONFIG SET failed (possibly related to argument '" + sanitize(string(x.args[i])) +
+						"') - argument couldn't be parsed into an integer")
+					return
+				}
+				continue
+			}
 			x.w.errorReply("ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(string(x.args[i])) + "'")
 			return
 		}
@@ -88,6 +114,10 @@ func cmdConfigSet(x *call) {
 		case equalFold(x.args[i], "client-output-buffer-limit"):
 			l, _ := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1]))
 			x.s.limits.Store(&l)
+		}
+		if j := limitIndex(strings.ToLower(string(x.args[i]))); j >= 0 {
+			n, _ := parseInt(x.args[i+1])
+			x.s.encLimits[j].Store(n)
 		}
 	}
 	x.w.simple("OK")

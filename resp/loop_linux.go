@@ -221,6 +221,10 @@ func (c *conn) onKick() {
 	if c.blocked {
 		return // behind replies the client has not read: EPOLLOUT writes it all
 	}
+	if c.resumed() {
+		c.runPending() // a blocking command was answered: run what waits behind it
+		return
+	}
 	if !c.flushFD() {
 		c.closeFD()
 		return

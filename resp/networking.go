@@ -29,6 +29,10 @@ func (c *conn) serve() {
 			if c.takeOutbox() != nil || !c.flush() {
 				return
 			}
+			if c.resumed() {
+				err = nil // a blocking command was answered: run what waits behind it
+				break
+			}
 			err = c.rd.fill()
 		}
 		if err != nil {
@@ -61,7 +65,7 @@ func (c *conn) release() {
 // after writing the replies it has. In an event loop it stops early, with
 // requests left, when the client does not read its replies (blocked).
 func (c *conn) process() bool {
-	for !c.blocked {
+	for !c.blocked && !c.parked() {
 		args, err := c.rd.parse()
 		if err != nil {
 			if pe, ok := err.(protoError); ok {
