@@ -70,6 +70,11 @@
 // redis-server by the package's differential test. Commands of the types
 // nxkv lacks (streams, HyperLogLog, geo, bitmaps) and any command not
 // implemented reply Redis's unknown-command error, never a wrong answer.
+// INFO errorstats counts error replies as Redis does (an error a command
+// replies inside a script once, where it is replied); past 128 different
+// error codes it stops adding codes and shows ERRORSTATS_DISABLED, as Redis
+// 7.2 does and 7.0 did not, so that invented codes cannot grow the table
+// without bound.
 //
 // # Types
 //

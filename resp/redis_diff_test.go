@@ -187,6 +187,7 @@ var edgeScripts = []string{
 	`return {err='My Error'}`, `return {ok='fine'}`, `return {ok=1}`, `return {err=1}`,
 	`return redis.error_reply('My Error')`, `return redis.error_reply('-X My Error')`, `return redis.error_reply('NoSpace')`,
 	`return redis.error_reply(1)`, `return redis.status_reply('fine')`, `return redis.status_reply()`,
+	`return {err='-X'}`, `return {err='--X y'}`, `return {err=''}`, `return {err='-'}`,
 	`return redis.call('incr', KEYS[1])`, `return redis.pcall('incr', KEYS[1])`,
 	`return x`, `x = 1`, `string.x = 1`,
 	`rawset(_G, 'y', 1) return y`, `return _G.y`, `return redis.call('nosuch')`, `return redis.pcall('nosuch')`,
