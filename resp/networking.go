@@ -84,6 +84,12 @@ func (c *conn) process() bool {
 			c.flushAll()
 			return false
 		}
+		if c.overOutputLimit() {
+			// As Redis after adding a reply: closed at once, its pending
+			// output dropped.
+			c.w.buf = c.w.buf[:0]
+			return false
+		}
 		if len(c.w.buf) >= flushAt && !c.flush() {
 			return false
 		}
@@ -249,6 +255,9 @@ func (s *Server) serve(nc net.Conn) bool {
 		s.mu.Unlock()
 		if lp != nil && !c.detach(nc) {
 			lp = nil // no duplicate of the socket: serve it on a goroutine
+		}
+		if lp != nil {
+			lp.adopt(c) // before the server lists c, where pushers find it
 		}
 	}
 	s.mu.Lock()
