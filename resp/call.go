@@ -14,6 +14,7 @@ import (
 // Error replies handlers share, as Redis words them.
 const (
 	errSyntax      = "ERR syntax error"
+	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	errNotInteger  = "ERR value is not an integer or out of range"
 	errNotFloat    = "ERR value is not a valid float"
 	errOverflow    = "ERR increment or decrement would overflow"
@@ -60,6 +61,18 @@ func (x *call) atomic(keys []string, fn func(st store)) {
 	update(x.s.DB(x.db), keys, fn)
 }
 
+// locked runs fn with the selected database's shards of keys locked and
+// one frozen time: in its own engine section, or at once inside the
+// transaction or script the command runs in. Typed values are read and
+// changed only so (an Object is reachable only through a section).
+func (x *call) locked(keys []string, fn func(tx *engine.Tx)) {
+	if tx, ok := x.st.(*engine.Tx); ok && x.tx {
+		fn(tx)
+		return
+	}
+	x.s.DB(x.db).Update(keys, fn)
+}
+
 // intArg parses argument i as Redis's string2ll, replying the error if it
 // is not an integer.
 func (x *call) intArg(i int) (int64, bool) {
@@ -88,6 +101,8 @@ func (x *call) engineErr(err error) {
 		x.w.errorReply(errOverflow)
 	case engine.ErrOOM:
 		x.w.errorReply(errOOM)
+	case engine.ErrWrongType:
+		x.w.errorReply(errWrongType)
 	default:
 		x.w.errorReply("ERR " + err.Error())
 	}

@@ -12,7 +12,7 @@ import (
 
 // configGet returns the configuration parameters CONFIG GET reports.
 func (s *Server) configGet() map[string]string {
-	m := map[string]string{
+	cfg := map[string]string{
 		"save":                       "",
 		"appendonly":                 "no",
 		"databases":                  strconv.Itoa(Databases),
@@ -38,8 +38,25 @@ func (s *Server) configGet() map[string]string {
 		"loglevel":                   "notice",
 		"protected-mode":             "no",
 	}
-	maps.Copy(m, s.configMemory())
-	return m
+	maps.Copy(cfg, s.configMemory())
+	for i, l := range limitNames {
+		cfg[l.name] = strconv.FormatInt(s.limit(i), 10)
+		if l.alias != "" {
+			cfg[l.alias] = cfg[l.name]
+		}
+	}
+	return cfg
+}
+
+// limitIndex returns the encoding limit a CONFIG name (or alias) names,
+// -1 if none.
+func limitIndex(name string) int {
+	for i, l := range limitNames {
+		if name == l.name || name == l.alias {
+			return i
+		}
+	}
+	return -1
 }
 
 func cmdConfigGet(x *call) {
@@ -103,6 +120,15 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 			return failed(why)
 		}
 		return func() { s.limits.Store(&l) }, ""
+	}
+	if j := limitIndex(lower); j >= 0 {
+		n, ok := parseInt([]byte(value))
+		if !ok {
+			// Redis names the parameter by its own name, not an alias.
+			return nil, "ERR CONFIG SET failed (possibly related to argument '" + limitNames[j].name +
+				"') - argument couldn't be parsed into an integer"
+		}
+		return func() { s.encLimits[j].Store(n) }, ""
 	}
 	if f, why, ok := s.setMemoryConfig(lower, value); ok {
 		if why != "" {

@@ -79,4 +79,7 @@ func (c *conn) run(cmd *command, args [][]byte) {
 		}
 	}()
 	execute(x)
+	if len(c.ready) > 0 {
+		c.s.serveReady(c)
+	}
 }

@@ -40,6 +40,9 @@ func New(opts Options) *Server {
 	s.runID = hex.EncodeToString(id[:])
 	s.scripts.init(lua.Options{MaxBulk: s.maxBulk(), Version: RedisVersion})
 	s.cmdStats = make([]cmdStats, len(allCommands))
+	for i, l := range limitNames {
+		s.encLimits[i].Store(l.def)
+	}
 	return s
 }
 

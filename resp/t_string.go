@@ -12,12 +12,55 @@ import (
 )
 
 func cmdGet(x *call) {
-	v, ok := x.st.Get(x.key(1))
+	v, ok := x.getString(x.st, x.key(1))
 	if !ok {
-		x.w.null()
 		return
 	}
 	x.w.bulkString(v)
+}
+
+// isTyped reports whether a type TYPE reports is one of the Object types:
+// a value string commands refuse with WRONGTYPE.
+func isTyped(t string) bool { return t != engine.TypeNone && t != engine.TypeString }
+
+// stringOf returns key's string value in st: found false for a missing
+// key; wrong true for a key of another type. Outside a section it reads
+// again if the key became a string between its two looks.
+func stringOf(st store, key string) (v string, found, wrong bool) {
+	for {
+		if v, ok := st.Get(key); ok {
+			return v, true, false
+		}
+		switch t := st.Type(key); {
+		case t == engine.TypeNone:
+			return "", false, false
+		case isTyped(t):
+			return "", false, true
+		}
+	}
+}
+
+// getString is GET's lookup: key's string value, or ok false after
+// replying nil for a missing key or WRONGTYPE for another type.
+func (x *call) getString(st store, key string) (string, bool) {
+	v, found, wrong := stringOf(st, key)
+	switch {
+	case wrong:
+		x.w.errorReply(errWrongType)
+	case !found:
+		x.w.null()
+	}
+	return v, found
+}
+
+// wrongType replies WRONGTYPE and returns true if key holds a value of
+// another type than string.
+func (x *call) wrongType(st store, key string) bool {
+	if isTyped(st.Type(key)) {
+		x.w.errorReply(errWrongType)
+		return true
+	}
+	return false
 }
 
 // SET and GETEX option flags, as Redis parses them.
@@ -172,7 +215,23 @@ func cmdSet(x *call) {
 		x.setIfDigest(a, flags, match)
 		return
 	}
-	res, err := x.st.SetWith(x.key(1), string(x.args[2]), a)
+	key := x.key(1)
+	var res engine.SetResult
+	var err error
+	if flags&optGET != 0 {
+		// SET ... GET of a value of another type is refused, as GET is.
+		wrong := false
+		x.atomic([]string{key}, func(st store) {
+			if wrong = x.wrongType(st, key); !wrong {
+				res, err = st.SetWith(key, string(x.args[2]), a)
+			}
+		})
+		if wrong {
+			return
+		}
+	} else {
+		res, err = x.st.SetWith(key, string(x.args[2]), a)
+	}
 	switch {
 	case err != nil:
 		x.engineErr(err)
@@ -215,25 +274,37 @@ func cmdSetEX(x *call) {
 }
 
 func cmdGetSet(x *call) {
-	old, ok, err := x.st.GetSet(x.key(1), string(x.args[2]))
-	if err != nil {
-		x.engineErr(err)
-		return
-	}
-	if !ok {
-		x.w.null()
-		return
-	}
-	x.w.bulkString(old)
+	key := x.key(1)
+	x.atomic([]string{key}, func(st store) {
+		if x.wrongType(st, key) {
+			return
+		}
+		old, ok, err := st.GetSet(key, string(x.args[2]))
+		if err != nil {
+			x.engineErr(err)
+			return
+		}
+		if !ok {
+			x.w.null()
+			return
+		}
+		x.w.bulkString(old)
+	})
 }
 
 func cmdGetDel(x *call) {
-	v, ok := x.st.GetDel(x.key(1))
-	if !ok {
-		x.w.null()
-		return
-	}
-	x.w.bulkString(v)
+	key := x.key(1)
+	x.atomic([]string{key}, func(st store) {
+		if x.wrongType(st, key) {
+			return
+		}
+		v, ok := st.GetDel(key)
+		if !ok {
+			x.w.null()
+			return
+		}
+		x.w.bulkString(v)
+	})
 }
 
 // cmdGetEX is GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]: syntax is
@@ -246,9 +317,8 @@ func cmdGetEX(x *call) {
 	}
 	key := x.key(1)
 	x.atomic([]string{key}, func(st store) {
-		v, ok := st.Get(key)
+		v, ok := x.getString(st, key)
 		if !ok {
-			x.w.null()
 			return
 		}
 		var ex expireArg
@@ -331,7 +401,15 @@ func cmdGetRange(x *call) {
 	if !ok {
 		return
 	}
-	v, _ := x.st.Get(x.key(1))
+	v, found, wrong := stringOf(x.st, x.key(1))
+	if wrong {
+		x.w.errorReply(errWrongType)
+		return
+	}
+	if !found {
+		x.w.bulkString("")
+		return
+	}
 	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
 		x.w.bulkString("")
@@ -376,7 +454,11 @@ func cmdSetRange(x *call) {
 	}
 	key, val := x.key(1), x.args[3]
 	x.atomic([]string{key}, func(st store) {
-		old, exists := st.Get(key)
+		old, exists, wrong := stringOf(st, key)
+		if wrong {
+			x.w.errorReply(errWrongType)
+			return
+		}
 		if len(val) == 0 {
 			x.w.int(int64(len(old)))
 			return
@@ -388,35 +470,61 @@ func cmdSetRange(x *call) {
 		b := make([]byte, size)
 		copy(b, old)
 		copy(b[off:], val)
-		if exists {
-			_, _ = st.SetWith(key, string(b), engine.SetArgs{KeepTTL: true})
-		} else {
-			st.Set(key, string(b))
-		}
+		storeString(st, key, string(b), exists, engine.KindSetRange)
 		x.w.int(size)
 	})
 }
 
 func cmdStrlen(x *call) {
-	v, _ := x.st.Get(x.key(1))
+	v, _, wrong := stringOf(x.st, x.key(1))
+	if wrong {
+		x.w.errorReply(errWrongType)
+		return
+	}
 	x.w.int(int64(len(v)))
 }
 
 func cmdAppend(x *call) {
 	key, val := x.key(1), x.args[2]
 	x.atomic([]string{key}, func(st store) {
-		old, exists := st.Get(key)
+		old, exists, wrong := stringOf(st, key)
+		if wrong {
+			x.w.errorReply(errWrongType)
+			return
+		}
 		if exists && !x.checkStringLength(int64(len(old)), int64(len(val))) {
 			return
 		}
 		nv := old + string(val)
-		if exists {
-			_, _ = st.SetWith(key, nv, engine.SetArgs{KeepTTL: true})
-		} else {
-			st.Set(key, nv)
-		}
+		storeString(st, key, nv, exists, engine.KindAppend)
 		x.w.int(int64(len(nv)))
 	})
+}
+
+// addFloat adds incr to cur as INCRBYFLOAT and HINCRBYFLOAT do and
+// returns the sum as Redis prints it, or false after replying the error of
+// a sum that is not finite.
+func (x *call) addFloat(cur, incr longDouble) (string, bool) {
+	sum, ok := addLongDouble(cur, incr)
+	if !ok {
+		x.w.errorReply("ERR increment would produce NaN or Infinity")
+		return "", false
+	}
+	return formatLongDouble(sum), true
+}
+
+// storeString writes a string built from key's old value (APPEND,
+// SETRANGE, INCRBYFLOAT), keeping its TTL, and names the change as Redis
+// does: "new" for a key it creates, then the command's event.
+func storeString(st store, key, value string, exists bool, kind engine.Kind) {
+	defer quietly(st)()
+	if exists {
+		_, _ = st.SetWith(key, value, engine.SetArgs{KeepTTL: true})
+	} else {
+		st.Set(key, value)
+		notify(st, key, engine.KindNew)
+	}
+	notify(st, key, kind)
 }
 
 // cmdIncr is INCR and DECR.
@@ -453,33 +561,34 @@ func (x *call) incrBy(n int64) {
 	x.w.int(v)
 }
 
+// cmdIncrByFloat checks in Redis's order: the key's type, its value,
+// then the increment.
 func cmdIncrByFloat(x *call) {
-	incr, ok := parseLongDouble(x.args[2])
-	if !ok {
-		x.w.errorReply(errNotFloat)
-		return
-	}
 	key := x.key(1)
 	x.atomic([]string{key}, func(st store) {
-		old, exists := st.Get(key)
+		old, exists, wrong := stringOf(st, key)
+		if wrong {
+			x.w.errorReply(errWrongType)
+			return
+		}
 		cur := zeroLongDouble()
+		var ok bool
 		if exists {
 			if cur, ok = parseLongDouble([]byte(old)); !ok {
 				x.w.errorReply(errNotFloat)
 				return
 			}
 		}
-		sum, ok := addLongDouble(cur, incr)
+		incr, ok := parseLongDouble(x.args[2])
 		if !ok {
-			x.w.errorReply("ERR increment would produce NaN or Infinity")
+			x.w.errorReply(errNotFloat)
 			return
 		}
-		s := formatLongDouble(sum)
-		if exists {
-			_, _ = st.SetWith(key, s, engine.SetArgs{KeepTTL: true})
-		} else {
-			st.Set(key, s)
+		s, ok := x.addFloat(cur, incr)
+		if !ok {
+			return
 		}
+		storeString(st, key, s, exists, engine.KindIncrByFloat)
 		x.w.bulkString(s)
 	})
 }
@@ -489,10 +598,16 @@ func cmdIncrByFloat(x *call) {
 func cmdLCS(x *call) {
 	k1, k2 := x.key(1), x.key(2)
 	var a, b string
+	wrong := false
 	x.atomic([]string{k1, k2}, func(st store) {
 		a, _ = st.Get(k1)
 		b, _ = st.Get(k2)
+		wrong = isTyped(st.Type(k1)) || isTyped(st.Type(k2))
 	})
+	if wrong {
+		x.w.errorReply("ERR The specified keys must contain string values")
+		return
+	}
 	var getLen, getIdx, withMatchLen bool
 	minMatchLen := int64(0)
 	for j := 3; j < len(x.args); j++ {
