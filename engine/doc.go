@@ -225,8 +225,8 @@
 // holds a nil map), one length compare on the reads and deletes that
 // could meet a marker; per object, one map entry (about 40 bytes) besides
 // the entry and whatever the Object holds. A memory bound (see "Memory
-// bound") counts such a key as a key whose value is the marker: the
-// Object's contents are not counted. Objects are reached only inside
+// bound") counts such a key as a key whose value is the marker, plus the
+// Object's own estimate of its bytes if it gives one (Sizer). Objects are reached only inside
 // Update (Tx.Object, Tx.SetObject, Tx.Type), where the caller reads and
 // changes them and names each change with Notify; anything that overwrites
 // or removes the key drops its Object. The string operations never return
@@ -253,7 +253,18 @@
 // (8) and the arrays' slack, plus 16 bytes for a deadline's link in the
 // timer wheel: about what the key costs the Go heap, when the strings are
 // the engine's alone (it keeps the caller's strings, never copying them,
-// so a value that shares a larger buffer holds all of it). Memory a shard
+// so a value that shares a larger buffer holds all of it). A key holding
+// an Object counts as one whose value is the 24-byte marker, plus, if the
+// Object is a Sizer, its Size: read when it is stored (SetObject) and
+// again at each Notify of its key, which is how a server reports each
+// change of a value it keeps, and kept beside the object so that the same
+// bytes are given back when the key is overwritten, deleted, expires or is
+// evicted. Redis counts a hash's or a list's memory in used_memory, and so
+// a bound that did not would let one growing value take the process past
+// it; an estimate is charged rather than a measure because measuring a
+// value of n elements costs O(n) on every write (package resp's types
+// estimate from eight sampled elements, in O(1)). A change made without
+// Notify is counted at the key's next Notify. Memory a shard
 // needs whatever it holds (its first index and entries, about 3 KB) is not
 // counted. MemoryStats reports the count, and that memory as Overhead.
 //

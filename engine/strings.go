@@ -98,7 +98,7 @@ func (e *Engine) Set(key, value string) error {
 func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) (old string, exp int64, found bool) {
 	hd, old, exp, pos, found := s.SwapValueLocked(h, key, value)
 	if found && isObject(old) {
-		dropObjectLocked(s, key)
+		e.dropObjectLocked(s, key)
 	}
 	if !found {
 		e.insertLocked(s, h, key, value, noDeadline, pos, c)

@@ -81,7 +81,9 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 		h := e.m.Hash(ent.Key)
 		if isObject(ent.Value) {
 			objects++
-			if s.Aux.objects[ent.Key] == nil {
+			sl := s.Aux.objects[ent.Key]
+			used += sl.bytes
+			if sl.obj == nil {
 				err = fmt.Errorf("engine: key %q holds the object marker without an object", ent.Key)
 				return false
 			}

@@ -168,7 +168,9 @@
 // every database together, as in Redis: the databases are engines sharing
 // one engine.Budget (Options.Budget). It counts each key as the engine does
 // (see "Memory bound" in package engine: key and value rounded up to 8
-// bytes, plus 64, plus 16 for a TTL) and each database's overhead, its
+// bytes, plus 64, plus 16 for a TTL; a hash, list, set or sorted set
+// adds an estimate of its elements' bytes, from eight sampled elements,
+// renewed at each write of the key) and each database's overhead, its
 // empty shards (about 60 KB a database of 16 shards); INFO's used_memory
 // reports that count, not the process's heap (used_memory_rss is the Go
 // runtime's memory from the system). The bytes thus differ from Redis's,

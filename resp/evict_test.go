@@ -175,3 +175,71 @@ func TestConfigSetMemoryDirect(t *testing.T) {
 		t.Fatalf("ConfigSet(MAXMEMORY-SAMPLES, 3) = %v", err)
 	}
 }
+
+// TestMaxmemoryCountsTypedValues: a hash, list, set or sorted set counts
+// its elements against maxmemory, as Redis's used_memory does: one key
+// grown by a write at a time reaches a bound of 100kb and is then refused
+// under noeviction, or evicted under allkeys-lru; used_memory grows with
+// the value and comes back when the key is deleted.
+func TestMaxmemoryCountsTypedValues(t *testing.T) {
+	const oom = "-OOM command not allowed when used memory > 'maxmemory'."
+	value := strings.Repeat("v", 1000)
+	grow := map[string]func(i int) []string{
+		"hash": func(i int) []string { return []string{"hset", "k", "f" + strconv.Itoa(i), value} },
+		"list": func(i int) []string { return []string{"rpush", "k", value} },
+		"set":  func(i int) []string { return []string{"sadd", "k", value + strconv.Itoa(i)} },
+		"zset": func(i int) []string { return []string{"zadd", "k", strconv.Itoa(i), value + strconv.Itoa(i)} },
+	}
+	for typ, cmd := range grow {
+		for _, policy := range []string{"noeviction", "allkeys-lru"} {
+			t.Run(typ+"/"+policy, func(t *testing.T) {
+				s := resp.RunT(t)
+				c := dialRaw(t, s.Addr())
+				used := func() int64 {
+					n, _ := strconv.ParseInt(info(t, s.Addr(), "memory")["used_memory"], 10, 64)
+					return n
+				}
+				empty := used()
+				doWant(t, c, "+OK\r\n", "config", "set", "maxmemory-policy", policy)
+				doWant(t, c, "+OK\r\n", "config", "set", "maxmemory", "100kb")
+				refused := -1
+				for i := range 200 {
+					r, err := c.do(cmd(i))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if strings.HasPrefix(string(r), "-") {
+						if string(r) != oom+"\r\n" {
+							t.Fatalf("%q = %q", cmd(i), r)
+						}
+						refused = i
+						break
+					}
+				}
+				switch policy {
+				case "noeviction":
+					if refused < 0 {
+						t.Fatalf("200 writes of 1000 bytes to one %s were all admitted under maxmemory 100kb", typ)
+					}
+					if u := used(); u < 100<<10 || u > 100<<10+4<<10 {
+						t.Fatalf("used_memory %d at the refusal, bound %d", u, 100<<10)
+					}
+					doWant(t, c, ":1\r\n", "del", "k")
+					if u := used(); u != empty {
+						t.Fatalf("used_memory %d after DEL, %d before the key", u, empty)
+					}
+				default:
+					if refused >= 0 {
+						t.Fatalf("allkeys-lru refused write %d", refused)
+					}
+					if n, _ := strconv.Atoi(info(t, s.Addr(), "stats")["evicted_keys"]); n == 0 {
+						t.Fatalf("200 KB written to one %s under maxmemory 100kb: nothing evicted", typ)
+					}
+				}
+				if err := s.DB(0).Verify(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
