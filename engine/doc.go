@@ -301,7 +301,8 @@
 // nor a held lock: a key written by SetNXPXFenced (how package
 // lockapi/inproc takes every lock) is marked a lock until it is deleted,
 // expires or is overwritten by another write (a refresh by
-// CompareAndPExpire keeps the mark). The volatile policies also pass over
+// CompareAndPExpire keeps the mark); Tx.Held reports the mark and Tx.Hold
+// sets it, for a server that moves a lock from one engine to another. The volatile policies also pass over
 // keys without a TTL. A sample of keys it may not evict is followed by a
 // look at every key of the shard, and a write fails with ErrOOM only if
 // no shard holds a key the policy may evict. An eviction is a change of

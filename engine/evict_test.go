@@ -301,3 +301,45 @@ func gone(e *engine.Engine, keys []string) []string {
 	}
 	return out
 }
+
+// TestHold: Held reports a lock's mark and Hold sets it, so a key marked
+// by Hold survives eviction as a lock SetNXPXFenced wrote does; an
+// overwrite clears it. Without a bound nothing is marked.
+func TestHold(t *testing.T) {
+	e, _ := newBounded(t, engine.Options{MaxMemory: 16 << 10, Policy: engine.AllKeysLRU})
+	held := func(key string) (h bool) {
+		e.Update([]string{key}, func(tx *engine.Tx) { h = tx.Held(key) })
+		return h
+	}
+	hold := func(key string) (ok bool) {
+		e.UpdateAdmitted([]string{key}, func(tx *engine.Tx) { ok = tx.Hold(key) })
+		return ok
+	}
+	if _, ok, err := e.SetNXPXFenced("lock", "t", time.Hour); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	noErr(t, e.Set("moved", "t"))
+	if !held("lock") || held("moved") || held("absent") {
+		t.Fatalf("Held: lock %v, moved %v, absent %v; want true, false, false", held("lock"), held("moved"), held("absent"))
+	}
+	if !hold("moved") || hold("absent") || !held("moved") || e.Exists("absent") {
+		t.Fatal("Hold did not mark an existing key, or marked an absent one")
+	}
+	for i := range 2000 {
+		noErr(t, e.Set("cache"+strconv.Itoa(i), "0123456789012345678901234567890123456789"))
+	}
+	if !e.Exists("lock") || !e.Exists("moved") || e.MemoryStats().Evicted == 0 {
+		t.Fatalf("under eviction: lock %v, held key %v, evicted %d", e.Exists("lock"), e.Exists("moved"), e.MemoryStats().Evicted)
+	}
+	noErr(t, e.Set("moved", "plain"))
+	if held("moved") {
+		t.Fatal("an overwritten key is still held")
+	}
+	u, _ := newBounded(t, engine.Options{})
+	noErr(t, u.Set("k", "v"))
+	u.Update([]string{"k"}, func(tx *engine.Tx) {
+		if !tx.Hold("k") || tx.Held("k") {
+			t.Fatal("without a bound: Hold must report the key and Held nothing")
+		}
+	})
+}

@@ -317,3 +317,35 @@ func (tx *Tx) rangeKeys(all bool, fn func(key string) bool) {
 		}
 	}
 }
+
+// Held reports whether key is a held lock, which a memory bound never
+// evicts (see "Memory bound"): written by SetNXPXFenced, or marked by
+// Hold, and not deleted, expired or overwritten since. It is false for an
+// absent or expired key, and on an engine without a memory bound, which
+// keeps no such mark.
+func (tx *Tx) Held(key string) bool {
+	s, h := tx.shard(key)
+	var p shard.Probe
+	if tx.e.mem == nil || !tx.e.liveLocked(s, h, key, &p, false, &tx.c) {
+		return false
+	}
+	return s.MetaLocked(p.Hd).Pinned
+}
+
+// Hold marks key as SetNXPXFenced marks the lock it writes, so that a
+// memory bound never evicts it until it is deleted, expires or is
+// overwritten, and reports whether key exists (an absent or expired key is
+// not marked). A server that moves a lock between engines, as SWAPDB does,
+// keeps it held so. On an engine without a memory bound it only reports
+// whether key exists.
+func (tx *Tx) Hold(key string) bool {
+	s, h := tx.shard(key)
+	var p shard.Probe
+	if !tx.e.liveLocked(s, h, key, &p, false, &tx.c) {
+		return false
+	}
+	if tx.e.mem != nil {
+		s.MetaLocked(p.Hd).Pinned = true
+	}
+	return true
+}

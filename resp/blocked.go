@@ -165,7 +165,7 @@ func (s *Server) serveKey(c *conn, bk blockKey) {
 		var frame []byte
 		served, empty := false, false
 		keys := append([]string{bk.key}, w.locks...)
-		s.DB(bk.db).Update(keys, func(tx *engine.Tx) {
+		s.DB(bk.db).UpdateAdmitted(keys, func(tx *engine.Tx) { // as Redis serves a blocked client whatever the memory
 			b := &s.blocking
 			b.mu.Lock()
 			defer b.mu.Unlock()

@@ -70,7 +70,7 @@ func (x *call) locked(keys []string, fn func(tx *engine.Tx)) {
 		fn(tx)
 		return
 	}
-	x.s.DB(x.db).Update(keys, fn)
+	x.s.DB(x.db).UpdateAdmitted(keys, fn) // the server admitted the command (evict.go)
 }
 
 // intArg parses argument i as Redis's string2ll, replying the error if it

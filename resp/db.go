@@ -43,6 +43,8 @@ type objects interface {
 	SetObject(key string, obj engine.Object, kind engine.Kind)
 	Notify(key string, kind engine.Kind)
 	Quiet(quiet bool) bool
+	Held(key string) bool
+	Hold(key string) bool
 }
 
 // quietly makes st's section name its changes itself (engine.Tx.Quiet)

@@ -190,7 +190,11 @@
 // to what each database holds, where Redis pools samples of every database.
 // Evicted keys count in INFO's evicted_keys (reset by CONFIG RESETSTAT),
 // are reported to the engines' change feed as engine.KindEvicted, and
-// wake WATCH. maxmemory-eviction-tenacity is accepted and has no effect
+// wake WATCH. Commands Redis runs whatever the memory (RENAME, MOVE,
+// SWAPDB, a blocked client served) run in engine sections no bound refuses,
+// so they move every value whole; SWAPDB keeps a lock the caller's engine
+// took (engine.Tx.Held) a held lock, never evicted, in either database.
+// maxmemory-eviction-tenacity is accepted and has no effect
 // (eviction ends before the command runs). A database 0 given in
 // Options.Engine counts only if it was created with a budget, which the
 // other databases then share; otherwise it is outside the bound.
