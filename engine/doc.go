@@ -278,7 +278,12 @@
 // nothing. So the engine never holds more than the bound by more than the
 // last admitted write (with several writers at once, one write each; an
 // Update section counts as one write). Reads and deletes are never
-// refused. Over 64 KiB a shard, each shard adds its changes to the
+// refused. Nor are the deadline setters (PExpire, PExpireCond, PExpireAt,
+// PExpireAtCond, CompareAndPExpire), as Redis runs EXPIRE whatever the
+// memory, though setting a deadline adds its link (16 bytes): they evict
+// first as a write does, so with an evicting policy the bound holds as
+// above, and under NoEviction each may add its 16 bytes past the bound
+// (Persist gives them back). Over 64 KiB a shard, each shard adds its changes to the
 // budget's total only once they reach 1/256 of its share, and the engine
 // evicts down to the bound less what the shards may be holding back (at
 // most 1/256 of the bound), so a write costs no atomic operation.

@@ -188,6 +188,13 @@ func (e *Engine) full() bool {
 // admit lets a write in (see Budget.admit); e.mem is set.
 func (e *Engine) admit() error { return e.mem.admit() }
 
+// evictFirst evicts by the policy before an operation that a memory bound
+// never refuses but that may add a few bytes (a deadline's link), as Redis
+// evicts before every command, EXPIRE included; under NoEviction, or with
+// nothing the policy may evict, the operation runs over the bound. e.mem
+// is set.
+func (e *Engine) evictFirst() { _ = e.mem.admit() }
+
 // evictFrom evicts one key of s chosen by the policy among a sample (or
 // deletes an expired one it meets), and reports whether it freed anything.
 func (e *Engine) evictFrom(s *shardT) bool {

@@ -343,3 +343,40 @@ func TestHold(t *testing.T) {
 		}
 	})
 }
+
+// TestDeadlineSettersEvict: setting a deadline adds its link (16 bytes);
+// at the bound, PExpire, PExpireAt and CompareAndPExpire evict first as a
+// write does, so the count stays within one key and one link of the bound (it
+// grew 16 bytes a call, without bound); under NoEviction they are never
+// refused, as Redis runs EXPIRE whatever the memory.
+func TestDeadlineSettersEvict(t *testing.T) {
+	for _, policy := range []engine.Policy{engine.AllKeysLRU, engine.NoEviction} {
+		e, _ := newBounded(t, engine.Options{MaxMemory: 64 << 10, Policy: policy})
+		n := 0
+		for ; ; n++ {
+			if err := e.Set("k"+strconv.Itoa(n), "v"); err != nil || e.MemoryStats().Evicted > 0 {
+				break
+			}
+		}
+		for i := range n {
+			k := "k" + strconv.Itoa(i)
+			var err error
+			switch i % 3 {
+			case 0:
+				_, err = e.PExpire(k, time.Hour)
+			case 1:
+				_, err = e.PExpireAt(k, epoch.Add(time.Hour))
+			default:
+				_, err = e.CompareAndPExpire(k, "v", time.Hour)
+			}
+			noErr(t, err)
+			if st := e.MemoryStats(); policy != engine.NoEviction && st.Used > st.Max+80+16 {
+				t.Fatalf("%v: after %d deadlines set at the bound: Used %d, bound %d", policy, i+1, st.Used, st.Max)
+			}
+		}
+		if st := e.MemoryStats(); policy == engine.NoEviction && st.Evicted != 0 {
+			t.Fatalf("noeviction evicted %d keys", st.Evicted)
+		}
+		verify(t, e)
+	}
+}
