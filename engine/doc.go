@@ -308,9 +308,12 @@
 // expires or is overwritten by another write (a refresh by
 // CompareAndPExpire keeps the mark); Tx.Held reports the mark and Tx.Hold
 // sets it, for a server that moves a lock from one engine to another. The volatile policies also pass over
-// keys without a TTL. A sample of keys it may not evict is followed by a
-// look at every key of the shard, and a write fails with ErrOOM only if
-// no shard holds a key the policy may evict. An eviction is a change of
+// keys without a TTL. A sample counts only keys the policy may evict:
+// from a random slot on, the shard's keys are looked at until Samples such
+// keys are found (so a volatile policy compares Samples keys with a TTL,
+// as Redis samples its expires dict, at a cost that grows as such keys get
+// rarer; a shard with no deadline is passed over at once), and a write
+// fails with ErrOOM only if no shard holds a key the policy may evict. An eviction is a change of
 // the key: its watchers fire (Watch), as for a delete.
 //
 // The bound, with its count, policy and samples, is a Budget, which

@@ -197,17 +197,31 @@ func (e *Engine) evictFirst() { _ = e.mem.admit() }
 
 // evictFrom evicts one key of s chosen by the policy among a sample (or
 // deletes an expired one it meets), and reports whether it freed anything.
+//
+// The sample is the first Samples keys the policy may evict, met from a
+// random slot on: keys it may not evict (locks, reserved keys, and under a
+// volatile policy keys without a TTL) are passed over, so the policy
+// compares as many keys as Redis's does, which samples a volatile policy's
+// keys among those with a TTL alone; a shard is passed over only if it
+// holds none. Under a volatile policy a shard with no deadline scheduled
+// is passed over at once, and one with few costs about Samples times its
+// keys over its keys with a TTL.
 func (e *Engine) evictFrom(s *shardT) bool {
 	var c opState
 	e.begin(&c)
 	s.Lock()
 	defer s.Unlock()
 	policy, now := e.mem.Policy(), s.ClockLocked()
+	if policy.volatile() && (s.Aux.wheel == nil || s.Aux.wheel.Len() == 0) {
+		return false // no key with a TTL (an expired one the wheel fired is the reaper's)
+	}
 	var (
 		victim     shard.Handle
 		victimPos  = -1
 		best       uint64
 		expiredKey string
+		eligible   int
+		samples    = int(e.mem.samples.Load())
 	)
 	pick := func(hd shard.Handle, pos int, ent *shard.Entry, md *shard.Meta) bool {
 		if ent.Exp != noDeadline && ent.Exp < e.at(&c) {
@@ -217,6 +231,7 @@ func (e *Engine) evictFrom(s *shardT) bool {
 		if (md != nil && md.Pinned) || Reserved(ent.Key) || (policy.volatile() && ent.Exp == noDeadline) {
 			return true
 		}
+		eligible++
 		// score: the larger, the better a victim.
 		var score uint64
 		switch policy {
@@ -233,16 +248,9 @@ func (e *Engine) evictFrom(s *shardT) bool {
 		if victimPos < 0 || score > best {
 			victim, victimPos, best = hd, pos, score
 		}
-		return true
+		return eligible < samples
 	}
-	// A sample of keys the policy may not evict (locks, reserved keys, or
-	// keys without a TTL under a volatile policy) is followed by a look at
-	// every key, so a shard is passed over only if it holds none.
-	for _, n := range [2]int{int(e.mem.samples.Load()), s.LenLocked()} {
-		if s.SampleLocked(rand.Uint64(), n, pick); victimPos >= 0 || expiredKey != "" || n >= s.LenLocked() {
-			break
-		}
-	}
+	s.SampleLocked(rand.Uint64(), s.LenLocked(), pick)
 	if expiredKey != "" {
 		var p shard.Probe
 		e.liveLocked(s, e.m.Hash(expiredKey), expiredKey, &p, false, &c)
