@@ -159,7 +159,16 @@
 // and FLUSHALL delete them. One thing differs: to INCR, INCRBY, DECR and
 // DECRBY such a key, when absent, counts not as 0 but as the largest value
 // they ever gave a reserved key of its engine shard, so that a fencing
-// counter deleted by FLUSHALL or DEL never hands out a token twice.
+// counter deleted by FLUSHALL or DEL never hands out a token twice. The
+// guarantee covers counters the lock clients keep; a client that writes
+// such keys itself takes lock state into its own hands, as in Redis, where
+// any client may SET a fencing counter back: a reserved key SET near
+// 2^63-1 and incremented raises its shard's mark there for the life of
+// the database's engine, after which INCR of an absent reserved key of
+// that shard replies the overflow error until the server restarts; and
+// RENAME, MOVE, COPY and SWAPDB carry a counter's value but not the mark
+// of the shard it came from, so a counter moved into a database and then
+// deleted there may resume below the value it was moved with.
 //
 // # Memory
 //
