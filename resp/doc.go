@@ -68,8 +68,12 @@
 // Replies, error texts and RESP2/RESP3 shapes are Redis 7.0.15's (the
 // version RedisVersion reports), compared byte for byte with a real
 // redis-server by the package's differential test. Commands of the types
-// nxkv lacks (streams, HyperLogLog, geo, bitmaps) and any command not
-// implemented reply Redis's unknown-command error, never a wrong answer.
+// nxkv lacks (streams, HyperLogLog, geo) and any command not implemented
+// reply Redis's unknown-command error, never a wrong answer. Bitmaps are
+// strings, as in Redis: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP and
+// BITFIELD read and write string values bit by bit, but a write copies the
+// value (nxkv's strings are immutable), so SETBIT and BITFIELD cost O(N)
+// in the value's length where Redis's cost O(1).
 // INFO errorstats counts error replies as Redis does (an error a command
 // replies inside a script once, where it is replied); past 128 different
 // error codes it stops adding codes and shows ERRORSTATS_DISABLED, as Redis
@@ -285,7 +289,7 @@ package resp
 //	protocol  reader.go writer.go
 //	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
-//	commands  object.go t_string.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go
+//	commands  object.go t_string.go bitops.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
 //	api       server.go testhelper.go doc.go
 //
