@@ -32,6 +32,10 @@ func (c *conn) dispatch(args [][]byte) {
 		c.w.errorReply(f.Err)
 		return
 	}
+	if c.s.busy.n.Load() > 0 && cmd.flags&allowBusy == 0 {
+		c.reject(cmd, errBusy)
+		return
+	}
 	if c.multi != nil && cmd.flags&noQueue == 0 {
 		c.multi.queue(cmd, args)
 		c.w.simple("QUEUED")
