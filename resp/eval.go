@@ -322,6 +322,9 @@ type scriptRun struct {
 func (run *scriptRun) Busy() {
 	run.busied.Store(true)
 	run.s.busy.add(run)
+	if f := run.c.handOff; f != nil {
+		f() // the script runs on an event loop: free the loop's other clients
+	}
 }
 
 // Killed is lua.Watcher's: SCRIPT KILL has asked the script to stop.

@@ -20,8 +20,9 @@ import (
 )
 
 // scriptTimeout is how long a script may run before it is stopped with an
-// error. Redis lets a long script run and answers BUSY to everyone else; a
-// script here holds the engine's locks, so it is stopped instead.
+// error. Redis lets a long script run, answering BUSY to everyone else,
+// until SCRIPT KILL or SHUTDOWN NOSAVE; a script here holds the engine's
+// locks, so it is stopped in any case.
 const scriptTimeout = 5 * time.Second
 
 // defaultMaxBulk is Redis's default proto-max-bulk-len, 512 MB.
@@ -469,7 +470,16 @@ func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) error {
 		err = &lua.ApiError{Object: errTable(L, fmt.Sprintf(
 			"ERR Script killed: it grew the heap by more than %d MB", memory>>20))}
 	case killedByUser:
-		err = &lua.ApiError{Object: errTable(L, "ERR Script killed by user with SCRIPT KILL...")}
+		// Redis raises it where the script was: keep the source and line
+		// the error handler found.
+		t := errTable(L, "ERR Script killed by user with SCRIPT KILL...")
+		if ae, ok := err.(*lua.ApiError); ok {
+			if h, ok := ae.Object.(*lua.LTable); ok {
+				h.RawSetString("err", t.RawGetString("err"))
+				t = h
+			}
+		}
+		err = &lua.ApiError{Object: t}
 	}
 	if err != nil {
 		writeLuaError(w, err, r.sha)
