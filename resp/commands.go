@@ -495,7 +495,8 @@ func commands() []*command {
 			group: "server", since: "2.0.0", tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
 			complexity: "O(N) where N is the number of parameters",
 			summary:    "Changes configuration parameters.",
-			note:       "Only requirepass changes anything; save, appendonly, appendfsync and loglevel are accepted and ignored.", fn: cmdConfigSet},
+			note: "Changes requirepass, client-output-buffer-limit, busy-reply-threshold (lua-time-limit) and the encoding limits; " +
+				"save, appendonly, appendfsync and loglevel are accepted and ignored.", fn: cmdConfigSet},
 		{name: "config|resetstat", arity: 2, flags: admin | noScript | loading | stale,
 			group: "server", since: "2.0.0", complexity: "O(1)",
 			summary: "Resets the statistics INFO reports.", fn: cmdConfigResetStat},
@@ -527,7 +528,7 @@ func commands() []*command {
 		{name: "script|kill", arity: 2, flags: noScript | allowBusy, acl: aclScripting,
 			group: "scripting", since: "2.6.0", tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"},
 			complexity: "O(1)", summary: "Stops the running script.",
-			note: "Always NOTBUSY: a script holds its databases, so it is stopped after five seconds instead.", fn: cmdScriptKill},
+			note: "Stops every busy script that has not written; any script is stopped after five seconds.", fn: cmdScriptKill},
 		{name: "function", arity: -2, group: "scripting", since: "7.0.0", complexity: "Depends on the subcommand",
 			summary: "Manages function libraries (nxkv has none)."},
 		{name: "function|flush", arity: -2, flags: write | noScript, acl: aclScripting,

@@ -27,8 +27,8 @@ func (s *Server) configGet() map[string]string {
 		"client-query-buffer-limit":  strconv.Itoa(maxQueryBuffer),
 		"client-output-buffer-limit": s.outputLimits().String(),
 		"notify-keyspace-events":     "",
-		"lua-time-limit":             "5000",
-		"busy-reply-threshold":       "5000",
+		"lua-time-limit":             strconv.FormatInt(s.busy.after.Load(), 10),
+		"busy-reply-threshold":       strconv.FormatInt(s.busy.after.Load(), 10),
 		"io-threads":                 "1",
 		"cluster-enabled":            "no",
 		"replica-read-only":          "yes",
@@ -89,6 +89,15 @@ func cmdConfigSet(x *call) {
 		switch strings.ToLower(string(x.args[i])) {
 		case "save", "appendonly", "appendfsync", "loglevel":
 		case "requirepass":
+		case "busy-reply-threshold", "lua-time-limit":
+			if n, ok := parseInt(x.args[i+1]); !ok || n < 0 {
+				why := "argument couldn't be parsed into an integer"
+				if ok {
+					why = "argument must be between 0 and 9223372036854775807 inclusive"
+				}
+				x.w.errorReply("ERR CONFIG SET failed (possibly related to argument '" + strings.ToLower(string(x.args[i])) + "') - " + why)
+				return
+			}
 		case "client-output-buffer-limit":
 			if _, why := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1])); why != "" {
 				x.w.errorReply("ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - " + why)
@@ -114,6 +123,9 @@ func cmdConfigSet(x *call) {
 		case equalFold(x.args[i], "client-output-buffer-limit"):
 			l, _ := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1]))
 			x.s.limits.Store(&l)
+		case equalFold(x.args[i], "busy-reply-threshold"), equalFold(x.args[i], "lua-time-limit"):
+			n, _ := parseInt(x.args[i+1])
+			x.s.busy.after.Store(n)
 		}
 		if j := limitIndex(strings.ToLower(string(x.args[i]))); j >= 0 {
 			n, _ := parseInt(x.args[i+1])

@@ -32,6 +32,10 @@ func (c *conn) dispatch(args [][]byte) {
 		c.w.errorReply(f.Err)
 		return
 	}
+	if c.s.busy.n.Load() > 0 && refusedWhileBusy(cmd) {
+		c.reject(cmd, errBusy)
+		return
+	}
 	if c.multi != nil && cmd.flags&noQueue == 0 {
 		c.multi.queue(cmd, args)
 		c.w.simple("QUEUED")
@@ -76,4 +80,12 @@ func (c *conn) run(cmd *command, args [][]byte) {
 	if len(c.ready) > 0 {
 		c.s.serveReady(c)
 	}
+}
+
+// refusedWhileBusy reports whether cmd gets BUSY while a script is busy:
+// every command but those Redis allows then, and WATCH too, which here
+// would wait for the shard locks the script holds (and stall the event
+// loop that must answer the others meanwhile).
+func refusedWhileBusy(cmd *command) bool {
+	return cmd.flags&allowBusy == 0 || cmd.name == "watch"
 }

@@ -245,9 +245,19 @@
 // refuses an input whose maps' integer keys would make it fill more than 4
 // million array slots in all.
 //
-// A script that runs longer than five seconds is stopped with an error
-// (Redis would let it run and answer BUSY to others; here it holds the
-// engine's locks). The limit is checked between Lua instructions, so the
+// A script that runs longer than busy-reply-threshold (lua-time-limit, 5
+// seconds by default; CONFIG SET changes it) makes the server busy, as in
+// Redis: until it ends, every other client's command gets BUSY, except
+// those Redis allows then (SCRIPT KILL, MULTI, DISCARD, UNWATCH, AUTH,
+// HELLO, QUIT, RESET; WATCH gets BUSY here, since it would wait for the
+// script's locks), and SCRIPT KILL stops a busy script that has not written
+// (UNKILLABLE otherwise). A script is found busy within a millisecond of
+// the threshold, at the earliest 10 ms into its run. A busy script on an
+// event loop hands the loop's other connections to a new goroutine, so they
+// are answered meanwhile. Where Redis would let a script run for ever (only
+// SHUTDOWN NOSAVE ends one that has written), nxkv stops any script after
+// five seconds with an error (first, when the threshold is longer). The
+// limit is checked between Lua instructions, so the
 // built-ins that could run long or allocate without bound inside one call
 // have Lua 5.1's limits (string.rep up to the bulk-string limit, unpack
 // and string.byte up to 8,000 results, coroutines nested up to 200 deep),
