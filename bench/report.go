@@ -42,6 +42,7 @@ type Results struct {
 	RESP        []BenchRow  `json:"resp,omitempty"` // redis-benchmark: nxkv-server vs redis-server
 	Expiry      []ExpiryRow `json:"expiry,omitempty"`
 	Memory      []MemRow    `json:"memory,omitempty"`
+	Doubles     []DoubleRow `json:"test_double,omitempty"`
 	LockRetries string      `json:"lock_retry_settings,omitempty"`
 	Goals       []Goal      `json:"goals,omitempty"`
 	Skipped     []Skip      `json:"skipped,omitempty"`

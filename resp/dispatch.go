@@ -37,6 +37,10 @@ func (c *conn) dispatch(args [][]byte) {
 		c.reject(cmd, errOOM)
 		return
 	}
+	if c.s.busy.n.Load() > 0 && refusedWhileBusy(cmd) {
+		c.reject(cmd, errBusy)
+		return
+	}
 	if c.multi != nil && cmd.flags&noQueue == 0 {
 		c.multi.queue(cmd, args)
 		c.multi.denyOOM = c.multi.denyOOM || c.s.denyOOM(cmd, args, nil)
@@ -82,4 +86,12 @@ func (c *conn) run(cmd *command, args [][]byte) {
 	if len(c.ready) > 0 {
 		c.s.serveReady(c)
 	}
+}
+
+// refusedWhileBusy reports whether cmd gets BUSY while a script is busy:
+// every command but those Redis allows then, and WATCH too, which here
+// would wait for the shard locks the script holds (and stall the event
+// loop that must answer the others meanwhile).
+func refusedWhileBusy(cmd *command) bool {
+	return cmd.flags&allowBusy == 0 || cmd.name == "watch"
 }

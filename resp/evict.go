@@ -69,6 +69,13 @@ func (s *Server) Budget() *engine.Budget { return s.mem.budget }
 // may add memory, or any command queued in MULTI (but EXEC, DISCARD, QUIT
 // and RESET).
 func (c *conn) checkMemory(cmd *command, args [][]byte) (refuse bool) {
+	if c.s.busy.n.Load() > 0 {
+		// Inside a busy script's run, as Redis's processCommand skips
+		// maxmemory while isInsideYieldingLongCommand: no eviction, no
+		// refusal (the BUSY check that follows refuses most commands).
+		c.oom = false
+		return false
+	}
 	c.oom = c.s.mem.budget.Evict() != nil && !c.s.mem.unchecked.Load()
 	if !c.oom {
 		return false
