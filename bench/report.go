@@ -43,6 +43,9 @@ type Results struct {
 	Expiry      []ExpiryRow `json:"expiry,omitempty"`
 	Memory      []MemRow    `json:"memory,omitempty"`
 	Doubles     []DoubleRow `json:"test_double,omitempty"`
+	HitRatio    []HitRow    `json:"hit_ratio,omitempty"`   // a bounded cache on a Zipf trace
+	Held        []HeldRow   `json:"memory_held,omitempty"` // live heap under a bound
+	Herd        []HerdRow   `json:"herd,omitempty"`        // get-or-load's thundering herd
 	LockRetries string      `json:"lock_retry_settings,omitempty"`
 	Goals       []Goal      `json:"goals,omitempty"`
 	Skipped     []Skip      `json:"skipped,omitempty"`
