@@ -160,20 +160,7 @@ func BenchmarkVs(b *testing.B) {
 			b.Run("op="+op.name+"/keys="+strconv.Itoa(n), func(b *testing.B) {
 				e := New(Options{})
 				b.Cleanup(func() { e.Close() })
-				impls := [2]store{e, newLockedMap()}
-				// Each store gets its own copy of the keys, so neither warms
-				// the caches for the other.
-				var keys [2][]string
-				for j, s := range impls {
-					keys[j] = benchKeys(n)
-					op.setup(s, keys[j])
-				}
-				mask := n - 1
-				nx, mm := alternate(b, func(j, i int) {
-					// A stride that visits every key but not in memory
-					// order, so the large set misses caches.
-					op.run(impls[j], keys[j][(i*7919)&mask])
-				})
+				nx, mm := paired(b, op, n, [2]store{e, newLockedMap()})
 				b.ReportMetric(nx, "nxkv-ns/op")
 				b.ReportMetric(mm, "map-ns/op")
 				b.ReportMetric(mm/nx, "speedup")
@@ -181,6 +168,22 @@ func BenchmarkVs(b *testing.B) {
 			})
 		}
 	}
+}
+
+// paired fills each of impls with its own copy of n keys, so neither warms
+// the caches for the other, and runs op on both (alternate).
+func paired(b *testing.B, op vsOp, n int, impls [2]store) (ns0, ns1 float64) {
+	var keys [2][]string
+	for j, s := range impls {
+		keys[j] = benchKeys(n)
+		op.setup(s, keys[j])
+	}
+	mask := n - 1
+	return alternate(b, func(j, i int) {
+		// A stride that visits every key but not in memory order, so the
+		// large set misses caches.
+		op.run(impls[j], keys[j][(i*7919)&mask])
+	})
 }
 
 // alternate runs b.N iterations of run(0, i) and of run(1, i), i counting
@@ -232,16 +235,7 @@ func BenchmarkBoundCost(b *testing.B) {
 			free := New(Options{})
 			bound := New(Options{MaxMemory: 1 << 40, Policy: AllKeysLRU})
 			b.Cleanup(func() { free.Close(); bound.Close() })
-			impls := [2]store{free, bound}
-			var keys [2][]string
-			for j, s := range impls {
-				keys[j] = benchKeys(hotKeys)
-				op.setup(s, keys[j])
-			}
-			mask := hotKeys - 1
-			un, bd := alternate(b, func(j, i int) {
-				op.run(impls[j], keys[j][(i*7919)&mask])
-			})
+			un, bd := paired(b, op, hotKeys, [2]store{free, bound})
 			b.ReportMetric(un, "unbounded-ns/op")
 			b.ReportMetric(bd, "bounded-ns/op")
 			b.ReportMetric(bd/un, "cost")

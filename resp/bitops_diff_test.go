@@ -2,8 +2,6 @@ package resp_test
 
 import (
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -48,10 +46,7 @@ func (g *gen) bitStream(n int) []step {
 // as strings too.
 func TestBitmapsMatchRedis(t *testing.T) {
 	redisAddr, nxkvAddr, _ := startPair(t, resp.Options{})
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NXKV_DIFF_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
+	seed := diffSeed()
 	streams := 30
 	if testing.Short() {
 		streams = 6

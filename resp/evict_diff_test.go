@@ -30,7 +30,6 @@ package resp_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,10 +59,7 @@ func configBoth(t *testing.T, name, value string, addrs ...string) {
 // keyspace without a bound, then the bound is set and the rest compared.
 func TestMaxmemoryStreamsMatchRedis(t *testing.T) {
 	redisAddr, nxkvAddr, shas := startPair(t, resp.Options{})
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NXKV_DIFF_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
+	seed := diffSeed()
 	streams := 4
 	if testing.Short() {
 		streams = 1

@@ -666,14 +666,21 @@ func flushBoth(t *testing.T, addrs ...string) {
 	}
 }
 
+// diffSeed returns the seed of a run's random streams: NXKV_DIFF_SEED if
+// set (to replay a failure), else the time.
+func diffSeed() uint64 {
+	if s := os.Getenv("NXKV_DIFF_SEED"); s != "" {
+		seed, _ := strconv.ParseUint(s, 10, 64)
+		return seed
+	}
+	return uint64(time.Now().UnixNano())
+}
+
 // TestRedisDifferential compares raw reply bytes of random streams in RESP2
 // and RESP3.
 func TestRedisDifferential(t *testing.T) {
 	redisAddr, nxkvAddr, shas := startPair(t, resp.Options{})
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NXKV_DIFF_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
+	seed := diffSeed()
 	streams, length := 40, 150
 	if testing.Short() {
 		streams = 8
