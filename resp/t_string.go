@@ -40,6 +40,23 @@ func stringOf(st store, key string) (v string, found, wrong bool) {
 	}
 }
 
+// readString is a read command's lookup of key's string: ok is false
+// after replying WRONGTYPE for another type, or, for a missing key, after
+// calling missing to reply (a missing key reads as "" when missing is
+// nil).
+func (x *call) readString(key string, missing func()) (v string, ok bool) {
+	v, found, wrong := stringOf(x.st, key)
+	switch {
+	case wrong:
+		x.w.errorReply(errWrongType)
+		return "", false
+	case !found && missing != nil:
+		missing()
+		return "", false
+	}
+	return v, true
+}
+
 // getString is GET's lookup: key's string value, or ok false after
 // replying nil for a missing key or WRONGTYPE for another type.
 func (x *call) getString(st store, key string) (string, bool) {
@@ -401,13 +418,8 @@ func cmdGetRange(x *call) {
 	if !ok {
 		return
 	}
-	v, found, wrong := stringOf(x.st, x.key(1))
-	if wrong {
-		x.w.errorReply(errWrongType)
-		return
-	}
-	if !found {
-		x.w.bulkString("")
+	v, ok := x.readString(x.key(1), func() { x.w.bulkString("") })
+	if !ok {
 		return
 	}
 	n := int64(len(v))
