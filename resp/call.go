@@ -41,6 +41,9 @@ type call struct {
 	tx  bool
 	txs *txSet // the databases a transaction holds; nil outside one
 	lua *scriptRun
+	// redact lists the arguments MONITOR must not show (AUTH's), set by
+	// the command as it reads them.
+	redact []int
 }
 
 // key returns argument i as a string the engine may keep.
@@ -56,7 +59,7 @@ func (x *call) atomic(keys []string, fn func(st store)) {
 		fn(x.st)
 		return
 	}
-	update(x.s.DB(x.db), keys, fn)
+	updateBy(x.c, x.s.DB(x.db), keys, fn)
 }
 
 // intArg parses argument i as Redis's string2ll, replying the error if it

@@ -24,14 +24,13 @@ type conn struct {
 	// mu guards the writes of db and name by the connection's goroutine
 	// and their reads by others (CLIENT LIST); the goroutine reads them
 	// without it.
-	mu       sync.Mutex
-	db       int
-	name     string
-	authed   bool
-	libName  string
-	libVer   string
-	tracking bool
-	quit     bool // close after the reply (QUIT, a dropped connection)
+	mu      sync.Mutex
+	db      int
+	name    string
+	authed  bool
+	libName string
+	libVer  string
+	quit    bool // close after the reply (QUIT, a dropped connection)
 
 	multi   *multiState // non-nil between MULTI and EXEC/DISCARD
 	watches []watched   // WATCHed keys
@@ -48,6 +47,27 @@ type conn struct {
 	// taken any more): subsystems that keep the client in a registry
 	// (pub/sub, tracking, blocked clients) remove it there.
 	closeHooks []func()
+
+	// Pub/sub, client-side caching and MONITOR (pubsub.go, tracking.go,
+	// monitor.go). resp mirrors w.proto for the goroutines that encode
+	// output for the client; subs is guarded by the server's pub/sub lock
+	// and trk by its tracking lock (the client's own goroutine reads trk
+	// without it); redirTargets counts the tracking clients redirecting
+	// to this one. The rest is the client's own: caching (CLIENT CACHING,
+	// for the next command), its own invalidations held until its reply
+	// (pendingInv), the keys created by its command so far whose
+	// invalidation comes with the write that follows (pendingNew), and
+	// whether it is a unix socket's (for MONITOR's address).
+	resp         atomic.Int32
+	subs         *clientSubs
+	trk          *clientTracking
+	trkHooked    bool
+	redirTargets atomic.Int32
+	monitoring   atomic.Bool
+	caching      bool
+	pendingInv   []pendingInv
+	pendingNew   []string
+	unix         bool
 
 	// Event-loop connections (Linux sockets) are driven by a loop instead
 	// of a goroutine: fd is the socket (-1 otherwise), blocked is set while
@@ -76,6 +96,8 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.fd = -1
 	c.w.proto = 2
+	c.resp.Store(2)
+	_, c.unix = nc.(*net.UnixConn)
 	c.w.errs = &s.errs
 	c.w.buf = make([]byte, 0, 4096)
 	c.rd.unauth = !c.authed

@@ -3,6 +3,7 @@ package resp
 // This file holds CONFIG GET, SET and RESETSTAT, as Redis's config.c.
 
 import (
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,8 @@ func (s *Server) configGet() map[string]string {
 		"proto-max-bulk-len":         strconv.Itoa(s.maxBulk()),
 		"client-query-buffer-limit":  strconv.Itoa(maxQueryBuffer),
 		"client-output-buffer-limit": s.outputLimits().String(),
-		"notify-keyspace-events":     "",
+		"notify-keyspace-events":     formatNotifyFlags(int(s.notify.flags.Load())),
+		"tracking-table-max-keys":    strconv.FormatInt(s.trk.maxKeys.Load(), 10),
 		"lua-time-limit":             "5000",
 		"busy-reply-threshold":       "5000",
 		"io-threads":                 "1",
@@ -59,38 +61,80 @@ func cmdConfigGet(x *call) {
 	}
 }
 
-// cmdConfigSet accepts the settings that have a meaning here (requirepass)
-// and those that are safe to ignore in memory (persistence); any other is
-// Redis's unknown-option error, never a silently ignored setting.
+// cmdConfigSet accepts the settings that have a meaning here and those
+// that are safe to ignore in memory (persistence); any other is Redis's
+// unknown-option error, never a silently ignored setting. Every value is
+// checked before any is applied, as Redis does.
 func cmdConfigSet(x *call) {
 	if len(x.args)%2 != 0 {
 		x.w.errorReply("ERR wrong number of arguments for 'config|set' command")
 		return
 	}
+	var apply []func()
 	for i := 2; i < len(x.args); i += 2 {
-		switch strings.ToLower(string(x.args[i])) {
-		case "save", "appendonly", "appendfsync", "loglevel":
-		case "requirepass":
-		case "client-output-buffer-limit":
-			if _, why := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1])); why != "" {
-				x.w.errorReply("ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - " + why)
-				return
-			}
-		default:
-			x.w.errorReply("ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(string(x.args[i])) + "'")
+		f, msg := x.s.configSet(string(x.args[i]), string(x.args[i+1]))
+		if msg != "" {
+			x.w.errorReply(msg)
 			return
 		}
+		apply = append(apply, f)
 	}
-	for i := 2; i < len(x.args); i += 2 {
-		switch {
-		case equalFold(x.args[i], "requirepass"):
-			x.s.setPassword(string(x.args[i+1]))
-		case equalFold(x.args[i], "client-output-buffer-limit"):
-			l, _ := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1]))
-			x.s.limits.Store(&l)
-		}
+	for _, f := range apply {
+		f()
 	}
 	x.w.simple("OK")
+}
+
+// configSet checks one CONFIG SET parameter and returns what applies it,
+// or Redis's error reply.
+func (s *Server) configSet(name, value string) (apply func(), msg string) {
+	failed := func(why string) (func(), string) {
+		return nil, "ERR CONFIG SET failed (possibly related to argument '" + sanitize(name) + "') - " + why
+	}
+	switch strings.ToLower(name) {
+	case "save", "appendonly", "appendfsync", "loglevel":
+		return func() {}, ""
+	case "requirepass":
+		return func() { s.setPassword(value) }, ""
+	case "client-output-buffer-limit":
+		l, why := parseOutputLimits(s.outputLimits(), value)
+		if why != "" {
+			return failed(why)
+		}
+		return func() { s.limits.Store(&l) }, ""
+	case "notify-keyspace-events":
+		flags, ok := parseNotifyFlags(value)
+		if !ok {
+			return failed(errNotifyFlags)
+		}
+		return func() { s.setNotifyFlags(flags) }, ""
+	case "tracking-table-max-keys":
+		n, ok := parseInt([]byte(value))
+		switch {
+		case !ok:
+			return failed("argument couldn't be parsed into an integer")
+		case n < 0:
+			return failed("argument must be between 0 and 9223372036854775807 inclusive")
+		}
+		return func() { s.trk.maxKeys.Store(n) }, ""
+	}
+	return nil, "ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(name) + "'"
+}
+
+// ConfigSet sets a configuration parameter as CONFIG SET does, for the
+// parameters CONFIG SET accepts (notify-keyspace-events,
+// client-output-buffer-limit, tracking-table-max-keys, requirepass, and
+// the persistence settings it ignores), and returns CONFIG SET's error
+// for a parameter it does not know or a bad value, changing nothing. It
+// lets a test enable keyspace notifications without a client, and
+// nxkv-server apply its configuration file. It is safe for concurrent use.
+func (s *Server) ConfigSet(name, value string) error {
+	apply, msg := s.configSet(name, value)
+	if msg != "" {
+		return errors.New(strings.TrimPrefix(msg, "ERR "))
+	}
+	apply()
+	return nil
 }
 
 func cmdConfigResetStat(x *call) {

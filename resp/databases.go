@@ -59,23 +59,21 @@ func cmdFlushDB(x *call) {
 			x.flushDB(i)
 		}
 	}
+	x.s.trackingFlushed(x.c)
 	x.w.simple("OK")
 }
 
-// flushDB deletes every key of database i.
+// flushDB deletes every key of database i. A flush publishes no keyspace
+// event, as in Redis; the command invalidates client-side caches once.
 func (x *call) flushDB(i int) {
 	if x.tx {
-		st := x.txs.get(i)
-		if st == nil {
-			return
+		if st := x.txs.get(i); st != nil {
+			st.Flush() // the transaction holds the whole database
 		}
-		var keys []string
-		st.RangeAll(func(k string) bool { keys = append(keys, k); return true })
-		st.Del(keys...)
 		return
 	}
 	if e := x.s.existingDB(i); e != nil {
-		flush(e)
+		updateBy(x.c, e, nil, func(st store) { st.Flush() })
 	}
 }
 
@@ -101,12 +99,19 @@ func cmdSwapDB(x *call) {
 		return
 	}
 	if a != b {
-		swap := func(t *txSet) { swapStores(t.get(a), t.get(b)) }
+		swap := func(t *txSet) {
+			sa, sb := t.get(a), t.get(b)
+			restoreA, restoreB := quiet(sa), quiet(sb)
+			swapStores(sa, sb) // no keyspace events, as in Redis
+			restoreA()
+			restoreB()
+		}
 		if x.tx {
 			swap(x.txs) // cmdExec and cmdEval hold every database for allDBs
 		} else {
-			x.s.section([]int{min(a, b), max(a, b)}, swap)
+			x.s.section(x.c, []int{min(a, b), max(a, b)}, swap)
 		}
+		x.s.trackingFlushed(x.c)
 	}
 	x.w.simple("OK")
 }

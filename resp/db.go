@@ -33,12 +33,44 @@ type store interface {
 	IncrBy(key string, n int64) (int64, error)
 	CompareAndDelete(key, value string) bool
 	RangeAll(fn func(key string) bool)
+	Flush()
 }
 
 // update runs fn inside an engine section over keys (every shard when keys
 // is empty): atomic, with one frozen time.
 func update(e *engine.Engine, keys []string, fn func(st store)) {
 	e.Update(keys, func(tx *engine.Tx) { fn(tx) })
+}
+
+// updateBy is update for a section running a command of client c: its
+// changes are tagged with c (engine.Tx.SetTag), so that pub/sub and
+// client-side caching tell c's own changes from others'.
+func updateBy(c *conn, e *engine.Engine, keys []string, fn func(st store)) {
+	e.Update(keys, func(tx *engine.Tx) {
+		if c != nil {
+			tx.SetTag(c)
+		}
+		fn(tx)
+	})
+}
+
+// quiet withholds st's own events from the change feed until restore is
+// called, for a command that names its changes itself with notify, as
+// Redis's commands name their keyspace events (APPEND is "append", not
+// "set"). On an engine (outside a section) both do nothing.
+func quiet(st store) (restore func()) {
+	if tx, ok := st.(*engine.Tx); ok {
+		was := tx.Quiet(true)
+		return func() { tx.Quiet(was) }
+	}
+	return func() {}
+}
+
+// notify reports a change of key named kind to st's change feed.
+func notify(st store, key string, kind engine.Kind) {
+	if tx, ok := st.(*engine.Tx); ok {
+		tx.Notify(key, kind)
+	}
 }
 
 func engineClock(e *engine.Engine) clock.Clock { return e.Clock() }
@@ -78,8 +110,9 @@ var allDatabases = func() []int {
 // section runs fn with the databases dbs (ascending, distinct) each locked
 // whole, with one frozen time per database: fn is atomic against every
 // other client and every direct engine call. Nesting in ascending order
-// keeps two sections from deadlocking.
-func (s *Server) section(dbs []int, fn func(t *txSet)) {
+// keeps two sections from deadlocking. The changes are tagged with c, the
+// client whose command runs (nil: none).
+func (s *Server) section(c *conn, dbs []int, fn func(t *txSet)) {
 	var t txSet
 	var lock func(i int)
 	lock = func(i int) {
@@ -87,7 +120,7 @@ func (s *Server) section(dbs []int, fn func(t *txSet)) {
 			fn(&t)
 			return
 		}
-		update(s.DB(dbs[i]), nil, func(st store) {
+		updateBy(c, s.DB(dbs[i]), nil, func(st store) {
 			t.st[dbs[i]] = st
 			lock(i + 1)
 		})
@@ -117,6 +150,9 @@ func (s *Server) DB(i int) *engine.Engine {
 		}
 		s.dbs[i] = e
 		s.owned[i] = true
+		if s.newDB != nil {
+			s.newDB(i, e) // before any client can reach it
+		}
 		s.dbCache[i].Store(e)
 	}
 	return s.dbs[i]

@@ -185,6 +185,9 @@ func (s *Server) needsAllDBs(cmd *command, args [][]byte) bool {
 // others) and one frozen time, atomic against every other client and every
 // direct engine call.
 func cmdEval(x *call) {
+	if x.s.mon.n.Load() != 0 {
+		x.s.feedMonitors(x, false) // before the script's own commands, as Redis
+	}
 	numkeys, ok := x.intArg(2)
 	if !ok {
 		return
@@ -245,7 +248,7 @@ func cmdEval(x *call) {
 	if sc.allDBs {
 		dbs = allDatabases
 	}
-	x.s.section(dbs, func(t *txSet) { run(t.get(x.db), t) })
+	x.s.section(x.c, dbs, func(t *txSet) { run(t.get(x.db), t) })
 }
 
 // holdsAllDBs reports whether the transaction x runs in holds every
@@ -340,7 +343,9 @@ func (run *scriptRun) Call(args [][]byte, r *lua.Reply) {
 	if runContained(x) {
 		r.Reset()
 		run.errorReply(panicReply(cmd.name))
+		return
 	}
+	run.s.called(x, true)
 }
 
 // A command a script calls replies to the runtime, which makes the reply a

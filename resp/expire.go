@@ -113,6 +113,7 @@ func cmdTTL(x *call) {
 		at, ok := st.ExpireTime(key)
 		switch {
 		case !ok:
+			x.miss(key)
 			x.w.int(-2)
 		case at.IsZero():
 			x.w.int(-1)
@@ -129,6 +130,7 @@ func cmdExpireTime(x *call) {
 	at, ok := x.st.ExpireTime(x.key(1))
 	switch {
 	case !ok:
+		x.miss(x.key(1))
 		x.w.int(-2)
 	case at.IsZero():
 		x.w.int(-1)

@@ -26,6 +26,7 @@ func cmdExists(x *call) {
 		if x.st.Exists(x.key(1)) {
 			x.w.int(1)
 		} else {
+			x.miss(x.key(1))
 			x.w.int(0)
 		}
 		return
@@ -36,6 +37,8 @@ func cmdExists(x *call) {
 		for _, k := range keys {
 			if st.Exists(k) {
 				n++
+			} else {
+				x.miss(k)
 			}
 		}
 		x.w.int(int64(n))
@@ -46,6 +49,7 @@ func cmdType(x *call) {
 	if x.st.Exists(x.key(1)) {
 		x.w.simple("string")
 	} else {
+		x.miss(x.key(1))
 		x.w.simple("none")
 	}
 }
@@ -198,7 +202,12 @@ func cmdRename(x *call) {
 			x.w.int(0)
 			return
 		}
+		restore := quiet(st)
 		moveValue(st, src, st, dst, false)
+		restore()
+		notify(st, dst, engine.KindNew)
+		notify(st, src, engine.KindRenameFrom)
+		notify(st, dst, engine.KindRenameTo)
 		if nx {
 			x.w.int(1)
 		} else {
@@ -234,17 +243,23 @@ func cmdCopy(x *call) {
 	}
 	x.atomic2(x.db, src, dstDB, dst, func(s, d store) {
 		if !s.Exists(src) {
+			x.miss(src)
 			x.w.int(0)
 			return
 		}
-		if d.Exists(dst) {
-			if !replace {
-				x.w.int(0)
-				return
-			}
+		exists := d.Exists(dst)
+		if exists && !replace {
+			x.w.int(0)
+			return
+		}
+		restore := quiet(d)
+		if exists {
 			d.Del(dst)
 		}
 		moveValue(s, src, d, dst, true)
+		restore()
+		notify(d, dst, engine.KindNew)
+		notify(d, dst, engine.KindCopyTo)
 		x.w.int(1)
 	})
 }
@@ -283,7 +298,13 @@ func cmdMove(x *call) {
 			x.w.int(0)
 			return
 		}
+		restoreS, restoreD := quiet(s), quiet(d)
 		moveValue(s, key, d, key, false)
+		restoreS()
+		restoreD()
+		notify(d, key, engine.KindNew)
+		notify(s, key, engine.KindMoveFrom)
+		notify(d, key, engine.KindMoveTo)
 		x.w.int(1)
 	})
 }
@@ -302,15 +323,15 @@ func (x *call) atomic2(da int, ka string, db int, kb string, fn func(a, b store)
 		return
 	}
 	if da == db {
-		update(x.s.DB(da), []string{ka, kb}, func(st store) { fn(st, st) })
+		updateBy(x.c, x.s.DB(da), []string{ka, kb}, func(st store) { fn(st, st) })
 		return
 	}
 	lo, klo, hi, khi := da, ka, db, kb
 	if lo > hi {
 		lo, klo, hi, khi = hi, khi, lo, klo
 	}
-	update(x.s.DB(lo), []string{klo}, func(stLo store) {
-		update(x.s.DB(hi), []string{khi}, func(stHi store) {
+	updateBy(x.c, x.s.DB(lo), []string{klo}, func(stLo store) {
+		updateBy(x.c, x.s.DB(hi), []string{khi}, func(stHi store) {
 			if da == lo {
 				fn(stLo, stHi)
 			} else {

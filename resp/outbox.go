@@ -199,9 +199,10 @@ func (c *conn) overLimitLocked() bool {
 // dialer's): it tells how much the peer has not read yet.
 type unreader interface{ unread() int64 }
 
-// class returns c's output class: pub/sub while it has subscriptions.
+// class returns c's output class: pub/sub while it has subscriptions or
+// monitors (Redis counts monitors as normal clients, which are unbounded).
 func (c *conn) class() outputClass {
-	if c.subscribed.Load() {
+	if c.subscribed.Load() || c.monitoring.Load() {
 		return classPubSub
 	}
 	return classNormal

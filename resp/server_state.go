@@ -155,6 +155,15 @@ type Server struct {
 	panics   panicLog
 	errs     errorStats
 
+	// ps, trk, mon and notify are pub/sub, client-side caching, MONITOR
+	// and keyspace notifications (pubsub.go, tracking.go, monitor.go,
+	// notify.go); newDB, set by New, runs when a database is created.
+	ps     pubsubState
+	trk    trackingState
+	mon    monitorState
+	notify notifyState
+	newDB  func(i int, e *engine.Engine)
+
 	limits        atomic.Pointer[outputLimits] // client-output-buffer-limit; CONFIG SET may change it
 	clientsKilled atomic.Int64                 // clients closed at their output limits
 

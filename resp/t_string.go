@@ -14,6 +14,7 @@ import (
 func cmdGet(x *call) {
 	v, ok := x.st.Get(x.key(1))
 	if !ok {
+		x.miss(x.key(1))
 		x.w.null()
 		return
 	}
@@ -172,7 +173,21 @@ func cmdSet(x *call) {
 		x.setIfDigest(a, flags, match)
 		return
 	}
-	res, err := x.st.SetWith(x.key(1), string(x.args[2]), a)
+	key, val := x.key(1), string(x.args[2])
+	var res engine.SetResult
+	var err error
+	if flags&optGET != 0 && x.missNotified() {
+		// SET ... GET reads first: a missing key's keymiss comes before the
+		// write's events.
+		x.atomic([]string{key}, func(st store) {
+			if !st.Exists(key) {
+				x.miss(key)
+			}
+			res, err = st.SetWith(key, val, a)
+		})
+	} else {
+		res, err = x.st.SetWith(key, val, a)
+	}
 	switch {
 	case err != nil:
 		x.engineErr(err)
@@ -215,7 +230,22 @@ func cmdSetEX(x *call) {
 }
 
 func cmdGetSet(x *call) {
-	old, ok, err := x.st.GetSet(x.key(1), string(x.args[2]))
+	key, val := x.key(1), string(x.args[2])
+	var old string
+	var ok bool
+	var err error
+	if x.missNotified() {
+		// The read comes first: a missing key's keymiss before the write's
+		// events.
+		x.atomic([]string{key}, func(st store) {
+			if !st.Exists(key) {
+				x.miss(key)
+			}
+			old, ok, err = st.GetSet(key, val)
+		})
+	} else {
+		old, ok, err = x.st.GetSet(key, val)
+	}
 	if err != nil {
 		x.engineErr(err)
 		return
@@ -230,6 +260,7 @@ func cmdGetSet(x *call) {
 func cmdGetDel(x *call) {
 	v, ok := x.st.GetDel(x.key(1))
 	if !ok {
+		x.miss(x.key(1))
 		x.w.null()
 		return
 	}
@@ -248,6 +279,7 @@ func cmdGetEX(x *call) {
 	x.atomic([]string{key}, func(st store) {
 		v, ok := st.Get(key)
 		if !ok {
+			x.miss(key)
 			x.w.null()
 			return
 		}
@@ -288,6 +320,7 @@ func cmdMGet(x *call) {
 			if v, ok := st.Get(k); ok {
 				x.w.bulkString(v)
 			} else {
+				x.miss(k)
 				x.w.null()
 			}
 		}
@@ -331,7 +364,10 @@ func cmdGetRange(x *call) {
 	if !ok {
 		return
 	}
-	v, _ := x.st.Get(x.key(1))
+	v, ok := x.st.Get(x.key(1))
+	if !ok {
+		x.miss(x.key(1))
+	}
 	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
 		x.w.bulkString("")
@@ -388,17 +424,16 @@ func cmdSetRange(x *call) {
 		b := make([]byte, size)
 		copy(b, old)
 		copy(b[off:], val)
-		if exists {
-			_, _ = st.SetWith(key, string(b), engine.SetArgs{KeepTTL: true})
-		} else {
-			st.Set(key, string(b))
-		}
+		x.rewrite(st, key, string(b), exists, engine.KindSetRange)
 		x.w.int(size)
 	})
 }
 
 func cmdStrlen(x *call) {
-	v, _ := x.st.Get(x.key(1))
+	v, ok := x.st.Get(x.key(1))
+	if !ok {
+		x.miss(x.key(1))
+	}
 	x.w.int(int64(len(v)))
 }
 
@@ -410,13 +445,27 @@ func cmdAppend(x *call) {
 			return
 		}
 		nv := old + string(val)
-		if exists {
-			_, _ = st.SetWith(key, nv, engine.SetArgs{KeepTTL: true})
-		} else {
-			st.Set(key, nv)
-		}
+		x.rewrite(st, key, nv, exists, engine.KindAppend)
 		x.w.int(int64(len(nv)))
 	})
+}
+
+// rewrite stores a command's new value of key, which it computed from the
+// old one, keeping its deadline if the key existed, and names the change
+// as Redis does: "new" if it creates the key, then the command's own event
+// (APPEND's "append", not the "set" of the engine's write).
+func (x *call) rewrite(st store, key, value string, exists bool, kind engine.Kind) {
+	restore := quiet(st)
+	if exists {
+		_, _ = st.SetWith(key, value, engine.SetArgs{KeepTTL: true})
+	} else {
+		st.Set(key, value)
+	}
+	restore()
+	if !exists {
+		notify(st, key, engine.KindNew)
+	}
+	notify(st, key, kind)
 }
 
 // cmdIncr is INCR and DECR.
@@ -475,11 +524,7 @@ func cmdIncrByFloat(x *call) {
 			return
 		}
 		s := formatLongDouble(sum)
-		if exists {
-			_, _ = st.SetWith(key, s, engine.SetArgs{KeepTTL: true})
-		} else {
-			st.Set(key, s)
-		}
+		x.rewrite(st, key, s, exists, engine.KindIncrByFloat)
 		x.w.bulkString(s)
 	})
 }
@@ -490,8 +535,13 @@ func cmdLCS(x *call) {
 	k1, k2 := x.key(1), x.key(2)
 	var a, b string
 	x.atomic([]string{k1, k2}, func(st store) {
-		a, _ = st.Get(k1)
-		b, _ = st.Get(k2)
+		var ok bool
+		if a, ok = st.Get(k1); !ok {
+			x.miss(k1)
+		}
+		if b, ok = st.Get(k2); !ok {
+			x.miss(k2)
+		}
 	})
 	var getLen, getIdx, withMatchLen bool
 	minMatchLen := int64(0)

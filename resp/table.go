@@ -43,6 +43,9 @@ const (
 	// (SELECT, MOVE, COPY ... DB, FLUSHALL, and INFO, which counts their
 	// keys); a transaction holding them locks every database.
 	allDBs
+	// mayReplicate is Redis's may_replicate, which its COMMAND INFO does
+	// not show: a monitor may not run such a command (PUBLISH, EVAL).
+	mayReplicate
 )
 
 // cmdFlagNames names the flags COMMAND INFO shows, in its order.

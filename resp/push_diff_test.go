@@ -1,0 +1,490 @@
+package resp_test
+
+// Differential tests of what the server pushes, against redis-server:
+// several connections to each server, in RESP2 and RESP3, run the same
+// steps (subscribes and publishes from clients and Lua, client-side caching
+// in every mode with reads and writes, keyspace notifications with expiry,
+// MONITOR), and after each step every connection's received bytes are
+// compared. A step is sent on one connection followed by a PING with a
+// unique marker, and every other connection is then sent such a PING: what
+// a connection reads up to its marker's reply is what the step made it
+// receive, on both servers alike (each server queues what it pushes before
+// it replies to the command that caused it). Only what cannot agree is
+// normalized: MONITOR's timestamps and client addresses, client ids, and
+// the orders Redis takes from its hash tables (UNSUBSCRIBE without
+// arguments, a message matching several patterns, PUBSUB CHANNELS).
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nxkv/nxkv/internal/redistest"
+	"github.com/nxkv/nxkv/resp"
+)
+
+// pconn is one raw connection of a push test.
+type pconn struct {
+	nc    net.Conn
+	br    *bufio.Reader
+	proto int
+	addr  string // its address as the server sees it
+}
+
+// pushSide is one server of a push test: its connections, their client ids
+// and a control connection (for polling during expiry).
+type pushSide struct {
+	name  string
+	addr  string
+	conns []*pconn
+	ids   []int64
+	ctl   *pconn
+	ctlAt string
+}
+
+// pushPair runs steps on redis-server and nxkv-server side by side.
+type pushPair struct {
+	t     testing.TB
+	sides [2]*pushSide
+	n     int // steps run, for markers
+	log   []string
+}
+
+// pushStep is one step: commands sent (pipelined) on one connection.
+type pushStep struct {
+	conn int
+	cmds [][]string
+	// ids: the replies carry client ids (CLIENT ID, GETREDIR, TRACKINGINFO).
+	ids bool
+	// unsubAll: an UNSUBSCRIBE family command without arguments, whose
+	// notifications come in the order of the server's hash table.
+	unsubAll bool
+	// sorted: a reply listing channels in the server's order.
+	sorted bool
+	// expire: after the commands, wait until this key is gone on both
+	// servers (it was given a short TTL): its "expired" notification and
+	// invalidations then land in this step.
+	expire string
+}
+
+func (st pushStep) String() string {
+	var parts []string
+	for _, c := range st.cmds {
+		parts = append(parts, fmt.Sprintf("%q", c))
+	}
+	s := fmt.Sprintf("conn %d: %s", st.conn, strings.Join(parts, " "))
+	if st.expire != "" {
+		s += " (then wait for " + st.expire + " to expire)"
+	}
+	return s
+}
+
+// newPushPair starts redis-server and nxkv-server and connects protos[i]
+// (2 or 3) to each, in the same order, so the connections' positions match.
+func newPushPair(t testing.TB, ns *resp.Server, protos ...int) *pushPair {
+	t.Helper()
+	rs := redistest.Start(t)
+	p := &pushPair{t: t}
+	for i, addr := range []string{rs.Addr, ns.Addr()} {
+		side := &pushSide{name: []string{"redis-server", "nxkv-server"}[i], addr: addr}
+		for _, proto := range protos {
+			c := p.dial(addr)
+			c.proto = proto
+			side.conns = append(side.conns, c)
+		}
+		side.ctl = p.dial(addr)
+		for _, c := range append(slices.Clone(side.conns), side.ctl) {
+			info := string(p.do(c, "client", "info"))
+			m := regexp.MustCompile(`id=(\d+) addr=(\S+)`).FindStringSubmatch(info)
+			if m == nil {
+				t.Fatalf("%s: CLIENT INFO = %q", side.name, info)
+			}
+			id, _ := strconv.ParseInt(m[1], 10, 64)
+			c.addr = m[2]
+			if c == side.ctl {
+				side.ctlAt = m[2]
+			} else {
+				side.ids = append(side.ids, id)
+			}
+			if c.proto == 3 {
+				p.do(c, "hello", "3")
+			}
+		}
+		p.do(side.ctl, "config", "set", "notify-keyspace-events", "")
+		p.do(side.ctl, "flushall")
+		p.sides[i] = side
+	}
+	return p
+}
+
+func (p *pushPair) dial(addr string) *pconn {
+	p.t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(func() { nc.Close() })
+	return &pconn{nc: nc, br: bufio.NewReader(nc), proto: 2}
+}
+
+// do sends one command and reads one reply (for setup, where nothing is
+// pushed).
+func (p *pushPair) do(c *pconn, args ...string) []byte {
+	p.t.Helper()
+	_ = c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.nc.Write(encode(args)); err != nil {
+		p.t.Fatal(err)
+	}
+	r, err := readReply(c.br)
+	if err != nil {
+		p.t.Fatalf("%q: %v", args, err)
+	}
+	return r
+}
+
+// resolve replaces "{id:N}" in args with side's id of connection N.
+func (side *pushSide) resolve(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.HasPrefix(a, "{id:") && strings.HasSuffix(a, "}") {
+			n, _ := strconv.Atoi(a[4 : len(a)-1])
+			if n < len(side.ids) {
+				a = strconv.FormatInt(side.ids[n], 10)
+			} else {
+				a = "999999"
+			}
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// sync sends cmds (if any) and a marked PING on c, and returns the frames c
+// read up to the PING's reply.
+func (p *pushPair) sync(c *pconn, mark string, cmds [][]string) ([][]byte, error) {
+	var out bytes.Buffer
+	for _, cmd := range cmds {
+		out.Write(encode(cmd))
+	}
+	out.Write(encode([]string{"ping", mark}))
+	_ = c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.nc.Write(out.Bytes()); err != nil {
+		return nil, err
+	}
+	plain := fmt.Sprintf("$%d\r\n%s\r\n", len(mark), mark)
+	pong := "*2\r\n$4\r\npong\r\n" + plain
+	var frames [][]byte
+	for {
+		f, err := readReply(c.br)
+		if err != nil {
+			return frames, err
+		}
+		if s := string(f); s == plain || s == pong {
+			return frames, nil
+		}
+		frames = append(frames, f)
+	}
+}
+
+// run runs steps and fails the test at the first difference.
+func (p *pushPair) run(steps []pushStep) {
+	p.t.Helper()
+	for _, st := range steps {
+		if d := p.step(st); d != "" {
+			p.t.Fatal(d)
+		}
+	}
+}
+
+// step runs st on both servers and returns a description of the first
+// difference, or "".
+func (p *pushPair) step(st pushStep) string {
+	p.n++
+	var got [2][][][]byte
+	for i, side := range p.sides {
+		got[i] = make([][][]byte, len(side.conns))
+		var cmds [][]string
+		for _, c := range st.cmds {
+			cmds = append(cmds, side.resolve(c))
+		}
+		f, err := p.sync(side.conns[st.conn], fmt.Sprintf("mk-%d-%d", p.n, st.conn), cmds)
+		if err != nil {
+			return fmt.Sprintf("%s: %v: %v", side.name, st, err)
+		}
+		got[i][st.conn] = p.normalize(side, st, f, true)
+		if st.expire != "" {
+			if msg := p.waitGone(side, st.expire); msg != "" {
+				return msg
+			}
+		}
+		for j, c := range side.conns {
+			if j == st.conn && st.expire == "" {
+				continue
+			}
+			f, err := p.sync(c, fmt.Sprintf("mk-%d-%d", p.n, j), nil)
+			if err != nil {
+				return fmt.Sprintf("%s: sync of conn %d after %v: %v", side.name, j, st, err)
+			}
+			got[i][j] = append(got[i][j], p.normalize(side, st, f, false)...)
+		}
+	}
+	p.log = append(p.log, st.String())
+	if len(p.log) > 12 {
+		p.log = p.log[1:]
+	}
+	for j := range got[0] {
+		a, b := bytes.Join(got[0][j], nil), bytes.Join(got[1][j], nil)
+		if !bytes.Equal(a, b) {
+			return fmt.Sprintf("after step %v\nconnection %d (RESP%d) received\nredis-server: %q\nnxkv-server:  %q\nrecent steps:\n  %s",
+				st, j, p.sides[0].conns[j].proto, a, b, strings.Join(p.log, "\n  "))
+		}
+	}
+	return ""
+}
+
+// waitGone polls side until key is gone (its TTL ran out), through the
+// control connection, which MONITOR's normalization leaves out.
+func (p *pushPair) waitGone(side *pushSide, key string) string {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if string(p.do(side.ctl, "pttl", key)) == ":-2\r\n" {
+			return ""
+		}
+		time.Sleep(2 * time.Millisecond) // real time: redis-server has no other clock
+	}
+	return side.name + ": " + key + " did not expire within 5 s"
+}
+
+var (
+	monitorLine = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) ([^\]]+)\] (.*)\r\n$`)
+	idField     = regexp.MustCompile(`^:(-?\d+)\r\n$|(\$2\r\nid\r\n|\$8\r\nredirect\r\n):(-?\d+)\r\n`)
+	redirBroken = regexp.MustCompile(`^(>2\r\n\$21\r\ntracking-redir-broken\r\n:)(\d+)\r\n$`)
+	subFrame    = regexp.MustCompile(`^([*>])3\r\n\$(\d+)\r\n([a-z]+)\r\n(\$-1\r\n|_\r\n|\$\d+\r\n[^\r]*\r\n)(:\d+\r\n)$`)
+	pmsgFrame   = regexp.MustCompile(`^[*>]4\r\n\$8\r\npmessage\r\n\$\d+\r\n([^\r]*)\r\n(\$\d+\r\n[^\r]*\r\n\$\d+\r\n[^\r]*\r\n)$`)
+)
+
+// normalize rewrites what cannot agree between the two servers; own marks
+// the frames of the connection that sent the step.
+func (p *pushPair) normalize(side *pushSide, st pushStep, frames [][]byte, own bool) [][]byte {
+	var out [][]byte
+	for _, f := range frames {
+		s := string(f)
+		if m := monitorLine.FindStringSubmatch(s); m != nil {
+			who := "other"
+			switch {
+			case m[2] == "lua":
+				who = "lua"
+			case m[2] == side.ctlAt:
+				continue // the control connection's polling
+			default:
+				for i, c := range side.conns {
+					if c.addr == m[2] {
+						who = "c" + strconv.Itoa(i)
+					}
+				}
+			}
+			s = "+T [" + m[1] + " " + who + "] " + m[3] + "\r\n"
+		}
+		if m := redirBroken.FindStringSubmatch(s); m != nil {
+			s = m[1] + side.idName(m[2]) + "\r\n"
+		}
+		if own && st.ids {
+			s = idField.ReplaceAllStringFunc(s, func(x string) string {
+				m := idField.FindStringSubmatch(x)
+				if m[1] != "" {
+					return ":" + side.idName(m[1]) + "\r\n"
+				}
+				return m[2] + ":" + side.idName(m[3]) + "\r\n"
+			})
+		}
+		out = append(out, []byte(s))
+	}
+	if own && st.sorted {
+		for i, f := range out {
+			out[i] = []byte(sortedElems(f))
+		}
+	}
+	if own && st.unsubAll {
+		sortRuns(out, func(f []byte) (string, bool) {
+			m := subFrame.FindSubmatch(f)
+			if m == nil || !strings.HasSuffix(string(m[3]), "unsubscribe") {
+				return "", false
+			}
+			return string(m[4]), true
+		}, func(f []byte, name string) []byte {
+			m := subFrame.FindSubmatch(f)
+			return []byte(string(m[1]) + "3\r\n$" + string(m[2]) + "\r\n" + string(m[3]) + "\r\n" + name + string(m[5]))
+		})
+	}
+	// A message matching several patterns comes once per pattern, in the
+	// order of the server's table of patterns.
+	for i := 0; i < len(out); {
+		m := pmsgFrame.FindSubmatch(out[i])
+		j := i + 1
+		for m != nil && j < len(out) {
+			n := pmsgFrame.FindSubmatch(out[j])
+			if n == nil || !bytes.Equal(n[2], m[2]) {
+				break
+			}
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(out[i:j], bytes.Compare)
+		}
+		i = j
+	}
+	return out
+}
+
+// idName names client id n as the connection it belongs to.
+func (side *pushSide) idName(n string) string {
+	id, _ := strconv.ParseInt(n, 10, 64)
+	for i, x := range side.ids {
+		if x == id {
+			return "ID" + strconv.Itoa(i)
+		}
+	}
+	return n
+}
+
+// sortRuns sorts, within each run of consecutive frames that key reports,
+// their keys, leaving the rest of each frame in place (the counts of
+// unsubscribe notifications).
+func sortRuns(frames [][]byte, key func([]byte) (string, bool), with func([]byte, string) []byte) {
+	for i := 0; i < len(frames); {
+		_, ok := key(frames[i])
+		j := i
+		var names []string
+		for j < len(frames) {
+			n, ok2 := key(frames[j])
+			if !ok2 {
+				break
+			}
+			names = append(names, n)
+			j++
+		}
+		if !ok {
+			i++
+			continue
+		}
+		sort.Strings(names)
+		for k := i; k < j; k++ {
+			frames[k] = with(frames[k], names[k-i])
+		}
+		i = j
+	}
+}
+
+// pushCases are the steps every feature's scenario runs, in order.
+func pushScenario(name string) []pushStep {
+	s := func(conn int, args ...string) pushStep { return pushStep{conn: conn, cmds: [][]string{args}} }
+	tx := func(conn int, cmds ...[]string) pushStep {
+		return pushStep{conn: conn, cmds: append(append([][]string{{"multi"}}, cmds...), []string{"exec"})}
+	}
+	c := func(args ...string) []string { return args }
+	switch name {
+	case "pubsub":
+		return []pushStep{
+			s(0, "subscribe", "ch1", "ch2"), s(1, "psubscribe", "ch*", "*2"), s(2, "ssubscribe", "sh1"),
+			s(3, "publish", "ch1", "hello"), s(3, "publish", "ch2", "two"), s(3, "spublish", "sh1", "shard"),
+			s(0, "publish", "ch2", "self"), s(1, "publish", "ch1", "self-pattern"),
+			s(3, "eval", "return redis.call('publish', KEYS[1], ARGV[1])", "1", "ch1", "from-lua"),
+			s(0, "get", "k"), s(0, "ping"), s(0, "ping", "x"), s(1, "set", "k", "v"),
+			{conn: 3, cmds: [][]string{{"pubsub", "channels"}}, sorted: true},
+			{conn: 3, cmds: [][]string{{"pubsub", "channels", "ch*"}}, sorted: true},
+			s(3, "pubsub", "numsub", "ch1", "ch2", "nope"), s(3, "pubsub", "numpat"),
+			s(3, "pubsub", "shardnumsub", "sh1"), s(3, "pubsub", "shardchannels"),
+			s(0, "unsubscribe", "ch1", "nope"), s(3, "publish", "ch1", "after"),
+			{conn: 1, cmds: [][]string{{"punsubscribe"}}, unsubAll: true},
+			{conn: 0, cmds: [][]string{{"unsubscribe"}}, unsubAll: true},
+			{conn: 0, cmds: [][]string{{"unsubscribe"}}, unsubAll: true},
+			s(0, "get", "k"), s(2, "sunsubscribe"), s(2, "sunsubscribe", "x"),
+			tx(3, c("subscribe", "m1"), c("ssubscribe", "m2")),
+			s(3, "reset"), s(3, "publish", "m1", "gone"),
+			s(3, "pubsub", "foo"), s(3, "pubsub", "channels", "a", "b"), s(3, "pubsub", "help"),
+		}
+	case "tracking":
+		return []pushStep{
+			s(0, "client", "tracking", "on"), s(0, "get", "k1"), s(0, "mget", "k1", "k2"),
+			s(3, "set", "k1", "a"), s(3, "set", "k1", "b"), s(0, "get", "k1"), s(0, "set", "k1", "own"),
+			s(0, "get", "k1"), s(0, "client", "tracking", "on", "noloop"), s(0, "get", "k1"), s(0, "set", "k1", "noloop"),
+			s(3, "set", "k1", "other"),
+			{conn: 1, cmds: [][]string{{"client", "id"}}, ids: true},
+			s(2, "subscribe", "__redis__:invalidate"),
+			s(1, "client", "tracking", "on", "redirect", "{id:2}"), s(1, "get", "k2"), s(3, "set", "k2", "x"),
+			{conn: 1, cmds: [][]string{{"client", "getredir"}}, ids: true},
+			{conn: 1, cmds: [][]string{{"client", "trackinginfo"}}, ids: true},
+			s(1, "client", "tracking", "on", "redirect", "999999"), s(1, "client", "tracking", "on", "bogus"),
+			s(1, "client", "tracking", "on", "prefix", "a"), s(1, "client", "tracking", "on", "optin", "optout"),
+			s(1, "client", "tracking", "off"), s(1, "client", "tracking", "on", "bcast", "prefix", "k", "prefix", "x"),
+			s(1, "client", "tracking", "on", "bcast", "prefix", "kk"),
+			s(3, "mset", "k1", "1", "k2", "2", "other", "3"), s(3, "set", "x1", "1"),
+			{conn: 1, cmds: [][]string{{"client", "trackinginfo"}}, ids: true},
+			s(0, "client", "tracking", "off"), s(0, "client", "tracking", "on", "optin"), s(0, "get", "k1"),
+			s(0, "client", "caching", "yes"), s(0, "get", "k1"), s(3, "del", "k1"),
+			s(0, "client", "caching", "no"), s(0, "client", "tracking", "off"),
+			s(0, "client", "tracking", "on", "optout"), s(0, "client", "caching", "no"), s(0, "get", "k3"),
+			s(0, "get", "k4"), s(3, "mset", "k3", "1", "k4", "1"),
+			tx(0, c("get", "k5"), c("set", "k5", "own")),
+			s(0, "eval", "redis.call('get', KEYS[1]); return redis.call('set', KEYS[1], 'x')", "1", "k6"),
+			s(0, "get", "k6"), s(3, "flushall"), s(0, "get", "k7"), s(0, "flushdb"),
+			s(0, "client", "tracking", "off"), s(2, "unsubscribe"), s(1, "get", "kx"),
+			s(0, "client", "caching", "yes"),
+		}
+	case "keyspace":
+		return []pushStep{
+			s(3, "config", "set", "notify-keyspace-events", "KEA"), s(0, "psubscribe", "__key*__:*"),
+			s(1, "subscribe", "__keyevent@0__:expired", "__keyspace@1__:k"),
+			s(3, "set", "k", "v"), s(3, "append", "k", "w"), s(3, "setrange", "k", "1", "zz"), s(3, "incr", "n"),
+			s(3, "incrbyfloat", "f", "1.5"), s(3, "rename", "k", "k2"), s(3, "copy", "k2", "k3"),
+			s(3, "move", "k3", "1"), s(3, "expire", "k2", "100"), s(3, "persist", "k2"), s(3, "getex", "k2", "ex", "100"),
+			s(3, "getdel", "k2"), s(3, "getset", "g", "1"), s(3, "mset", "a", "1", "b", "2"), s(3, "del", "a", "b", "c"),
+			s(3, "set", "s", "1", "px", "100000"), s(3, "set", "s", "2", "keepttl"),
+			s(3, "setnx", "s", "3"), s(3, "pexpire", "s", "-1"), s(3, "swapdb", "0", "1"), s(3, "swapdb", "0", "1"),
+			s(3, "eval", "redis.call('set', KEYS[1], '1'); return redis.call('incrby', KEYS[1], 2)", "1", "lua"),
+			tx(3, c("set", "t", "1"), c("del", "t")),
+			s(3, "flushall"),
+			{conn: 3, cmds: [][]string{{"set", "e", "v", "px", "20"}}, expire: "e"},
+			{conn: 3, cmds: [][]string{{"set", "e2", "v"}, {"pexpire", "e2", "20"}}, expire: "e2"},
+			{conn: 2, cmds: [][]string{{"hello", "3"}}, ids: true}, s(2, "psubscribe", "__keyevent@*"), s(2, "set", "self", "1"), s(2, "get", "self"),
+			s(3, "config", "set", "notify-keyspace-events", "Em$"), s(3, "get", "nokey"), s(3, "mget", "k", "nokey"),
+			s(3, "set", "x", "1", "get"), s(3, "getset", "y", "1"), s(3, "exists", "z", "x"),
+			s(3, "config", "set", "notify-keyspace-events", "Kgn"), s(3, "set", "new", "1"), s(3, "set", "new", "2"),
+			s(3, "config", "set", "notify-keyspace-events", "Kx"), s(3, "config", "get", "notify-keyspace-events"),
+			s(3, "config", "set", "notify-keyspace-events", "KQ"), s(3, "config", "get", "notify-keyspace-events"),
+			{conn: 3, cmds: [][]string{{"set", "e3", "v", "px", "20"}}, expire: "e3"},
+		}
+	case "monitor":
+		return []pushStep{
+			s(0, "monitor"), s(1, "set", "k", "v\x01\"\n"), s(1, "get", "k"), s(1, "auth", "secret"),
+			s(1, "auth", "user", "secret"), s(1, "auth", "a", "b", "c"), s(1, "hello", "2", "auth", "u", "p"),
+			s(1, "eval", "redis.call('set', KEYS[1], ARGV[1]); return redis.pcall('incr', KEYS[1])", "1", "k", "x"),
+			tx(1, c("set", "a", "1")), tx(1, c("nosuch")),
+			s(1, "select", "1"), s(1, "set", "a", "1"), s(1, "select", "0"), s(1, "config", "set", "notify-keyspace-events", ""),
+			s(1, "config", "get", "hz"), s(0, "get", "k"), s(0, "ping"), s(0, "monitor"), s(2, "monitor"),
+			s(1, "publish", "c", "m"), s(0, "publish", "c", "m"), s(0, "reset"), s(1, "set", "b", "2"),
+		}
+	}
+	return nil
+}
+
+// TestPushMatchesRedis runs each feature's scenario on connections in RESP2
+// and RESP3 and compares what every connection receives with redis-server.
+func TestPushMatchesRedis(t *testing.T) {
+	for _, feature := range []string{"pubsub", "tracking", "keyspace", "monitor"} {
+		for _, protos := range [][]int{{2, 2, 2, 2}, {3, 3, 3, 3}, {3, 2, 2, 3}} {
+			t.Run(fmt.Sprintf("%s/%v", feature, protos), func(t *testing.T) {
+				p := newPushPair(t, resp.NewT(t, resp.Options{}), protos...)
+				p.run(pushScenario(feature))
+			})
+		}
+	}
+}
