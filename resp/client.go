@@ -56,8 +56,9 @@ type conn struct {
 	// to this one. The rest is the client's own: caching (CLIENT CACHING,
 	// for the next command), its own invalidations held until its reply
 	// (pendingInv), the keys created by its command so far whose
-	// invalidation comes with the write that follows (pendingNew), and
-	// whether it is a unix socket's (for MONITOR's address).
+	// invalidation comes with the write that follows (pendingNew), whether
+	// one of its scripts runs, and whether it is a unix socket's (for
+	// MONITOR's address).
 	resp         atomic.Int32
 	subs         *clientSubs
 	trk          *clientTracking
@@ -65,6 +66,7 @@ type conn struct {
 	redirTargets atomic.Int32
 	monitoring   atomic.Bool
 	caching      bool
+	inScript     bool // a script of the client is running
 	pendingInv   []pendingInv
 	pendingNew   []string
 	unix         bool

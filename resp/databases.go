@@ -84,7 +84,8 @@ func (x *call) flushDB(i int) {
 // one engine to the other in one section holding both (O(N) in the keys of
 // both, where Redis swaps two pointers). Every key that exists in either
 // database changes, so WATCH and the engines' watchers see each such key
-// touched, as Redis's SWAPDB touches them.
+// touched, as Redis's SWAPDB touches them. It publishes no keyspace event
+// and, as in Redis 7.0, invalidates no client-side cache.
 func cmdSwapDB(x *call) {
 	a, ok := x.swapIndexArg(1, "ERR invalid first DB index")
 	if !ok {
@@ -111,7 +112,6 @@ func cmdSwapDB(x *call) {
 		} else {
 			x.s.section(x.c, []int{min(a, b), max(a, b)}, swap)
 		}
-		x.s.trackingFlushed(x.c)
 	}
 	x.w.simple("OK")
 }

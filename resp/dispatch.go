@@ -113,8 +113,7 @@ func (c *conn) sectioned(cmd *command) bool {
 		cmd.acl&aclScripting != 0 {
 		return false
 	}
-	return c.trk != nil || c.redirTargets.Load() > 0 || c.subscribed.Load() ||
-		(cmd.flags&write != 0 && c.s.trk.bcastCount.Load() > 0)
+	return c.trk != nil || c.redirTargets.Load() > 0 || c.subscribed.Load() || c.s.trk.bcastCount.Load() > 0
 }
 
 // runSectioned runs x's command as a transaction's command, in a section

@@ -266,9 +266,11 @@ func (x *call) holdsAllDBs() bool {
 // (st, and txs for the databases a section holds).
 func (s *Server) runScript(x *call, sc *script, st store, txs *txSet, keys, argv [][]byte) {
 	run := scriptRuns.Get().(*scriptRun)
-	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, out: x.w,
+	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, out: x.w, keys: keys,
 		readOnly: sc.noWrites || strings.HasSuffix(x.cmd.name, "_ro")}
 	in := lua.Input{SHA: sc.sha, Keys: keys, Argv: argv, Timeout: s.scriptLimit, Memory: s.scriptMemory}
+	x.c.inScript = true
+	defer func() { x.c.inScript = false }()
 	if err := s.scripts.rt.Run(sc.fn, in, run, run); err != nil {
 		// Go code the script called panicked, and the runtime stopped the
 		// script: the panic is the script command's, contained as any
@@ -300,8 +302,9 @@ type scriptRun struct {
 	db       int
 	st       store
 	txs      *txSet
-	readOnly bool    // EVAL_RO, EVALSHA_RO, or a no-writes script
-	out      replier // the client's, for the script's result
+	readOnly bool     // EVAL_RO, EVALSHA_RO, or a no-writes script
+	out      replier  // the client's, for the script's result
+	keys     [][]byte // the keys the script declared
 	x        call    // reused for redis.call
 	// rep is the reply of the command the script is calling, which
 	// scriptRun, as that command's replier, writes to.

@@ -95,6 +95,13 @@ func cmdExpire(x *call) {
 			x.w.errorReply(errBeyondRange)
 			return
 		}
+		if x.ownEvents() {
+			// Redis replies before it notifies a new deadline (not a
+			// deletion): a client that receives its own events sees so.
+			x.w.int(1)
+			_, _ = st.PExpireAtCond(key, msTime(when), engine.ExpireAlways) // checked above
+			return
+		}
 		if _, err := st.PExpireAtCond(key, msTime(when), engine.ExpireAlways); err != nil {
 			x.engineErr(err)
 			return

@@ -266,18 +266,31 @@ func (d *dbNotifier) event(ev engine.Event) {
 		s.trackingInvalidate(ev.Key, origin, nil)
 		return
 	}
-	s.trackingInvalidate(ev.Key, origin, origin)
+	s.trackingInvalidate(ev.Key, origin, bcastModifier(origin))
 	if origin != nil && len(origin.pendingNew) > 0 {
 		origin.invalidatePendingNew()
 	}
 	d.publish(ev, origin)
 }
 
+// scriptClient stands for the client a script's commands run as (Redis's
+// Lua client): a BCAST NOLOOP client is not told of its own changes, but
+// its script's changes are not its own there.
+var scriptClient = new(conn)
+
+// bcastModifier is who made a change, for BCAST's NOLOOP.
+func bcastModifier(origin *conn) *conn {
+	if origin != nil && origin.inScript {
+		return scriptClient
+	}
+	return origin
+}
+
 // invalidatePendingNew invalidates the keys whose "new" event came before
 // the write that follows it; it runs on c's own goroutine.
 func (c *conn) invalidatePendingNew() {
 	for _, k := range c.pendingNew {
-		c.s.trackingInvalidate(k, c, c)
+		c.s.trackingInvalidate(k, c, bcastModifier(c))
 	}
 	clear(c.pendingNew)
 	c.pendingNew = c.pendingNew[:0]

@@ -170,7 +170,7 @@ func (s *Server) publish(origin *conn, channel, payload string, shard bool) int 
 	if subs := reg[channel]; len(subs) > 0 {
 		send(&message{kind: kind, channel: channel, payload: payload}, subs)
 	}
-	if !shard {
+	if !shard && s.plantedPush != "pubsub" {
 		for _, p := range ps.patOrder {
 			if globMatch(p, channel) {
 				send(&message{kind: "pmessage", pattern: p, channel: channel, payload: payload}, ps.patterns[p])

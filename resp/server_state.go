@@ -167,6 +167,10 @@ type Server struct {
 	limits        atomic.Pointer[outputLimits] // client-output-buffer-limit; CONFIG SET may change it
 	clientsKilled atomic.Int64                 // clients closed at their output limits
 
+	// plantedPush, set only by the package's tests (export_test.go),
+	// plants a bug in one push feature (pubsub, tracking, keyspace or
+	// monitor); the differential test shows it is caught.
+	plantedPush string
 	// unlockedScripts, set only by the package's tests (export_test.go),
 	// plants a bug: scripts run without their atomic section, each
 	// redis.call on its own. The linearizability test shows it is caught.

@@ -176,6 +176,16 @@ func cmdSet(x *call) {
 	key, val := x.key(1), string(x.args[2])
 	var res engine.SetResult
 	var err error
+	if flags&optGET != 0 && x.ownEvents() {
+		// The old value's reply comes first, as in Redis.
+		x.atomic([]string{key}, func(st store) {
+			x.replyOld(st, key)
+			if _, err := st.SetWith(key, val, a); err != nil {
+				x.engineErr(err)
+			}
+		})
+		return
+	}
 	if flags&optGET != 0 && x.missNotified() {
 		// SET ... GET reads first: a missing key's keymiss comes before the
 		// write's events.
@@ -234,6 +244,15 @@ func cmdGetSet(x *call) {
 	var old string
 	var ok bool
 	var err error
+	if x.ownEvents() {
+		x.atomic([]string{key}, func(st store) {
+			x.replyOld(st, key)
+			if _, _, err := st.GetSet(key, val); err != nil {
+				x.engineErr(err)
+			}
+		})
+		return
+	}
 	if x.missNotified() {
 		// The read comes first: a missing key's keymiss before the write's
 		// events.
@@ -257,14 +276,45 @@ func cmdGetSet(x *call) {
 	x.w.bulkString(old)
 }
 
+// cmdGetDel is GETDEL key. Redis replies the value before it deletes the
+// key, so a client that receives its own keyspace events gets them after
+// the reply: GETDEL, GETSET and SET ... GET then read, reply and write in
+// one section.
 func cmdGetDel(x *call) {
-	v, ok := x.st.GetDel(x.key(1))
+	key := x.key(1)
+	if x.ownEvents() {
+		x.atomic([]string{key}, func(st store) {
+			if x.replyOld(st, key) {
+				st.Del(key)
+			}
+		})
+		return
+	}
+	v, ok := x.st.GetDel(key)
 	if !ok {
-		x.miss(x.key(1))
+		x.miss(key)
 		x.w.null()
 		return
 	}
 	x.w.bulkString(v)
+}
+
+// ownEvents reports whether the client may receive its command's keyspace
+// events in its own reply stream (it is subscribed, in RESP3), where their
+// order against the reply shows.
+func (x *call) ownEvents() bool { return x.c.subscribed.Load() && x.s.notify.flags.Load() != 0 }
+
+// replyOld replies key's value, or nil (with its keymiss), and reports
+// whether it existed.
+func (x *call) replyOld(st store, key string) bool {
+	v, ok := st.Get(key)
+	if !ok {
+		x.miss(key)
+		x.w.null()
+		return false
+	}
+	x.w.bulkString(v)
+	return true
 }
 
 // cmdGetEX is GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]: syntax is
@@ -464,6 +514,9 @@ func (x *call) rewrite(st store, key, value string, exists bool, kind engine.Kin
 	restore()
 	if !exists {
 		notify(st, key, engine.KindNew)
+	}
+	if kind == engine.KindAppend && x.s.plantedPush == "keyspace" {
+		kind = engine.KindSet
 	}
 	notify(st, key, kind)
 }

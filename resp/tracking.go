@@ -379,7 +379,8 @@ func cmdClientTrackingInfo(x *call) {
 // fetched (Redis's trackingRememberKeys): called after each read-only
 // command, those a script or a transaction runs included, inside the
 // section that ran it. x.c is the client, a script's caller for the
-// script's commands.
+// script's commands; a read in a script remembers every key the script
+// declared, as Redis does.
 func (s *Server) trackingRemember(x *call) {
 	c := x.c
 	t := c.trk
@@ -390,14 +391,26 @@ func (s *Server) trackingRemember(x *call) {
 	if (t.optin && !c.caching) || (t.optout && c.caching) {
 		return
 	}
-	pos, ok := x.cmd.keys.positions(x.args)
-	if !ok {
+	var keys [][]byte
+	if x.lua != nil {
+		keys = x.lua.keys
+	} else {
+		pos, ok := x.cmd.keys.positions(x.args)
+		if !ok {
+			return
+		}
+		keys = make([][]byte, len(pos))
+		for i, p := range pos {
+			keys[i] = x.args[p]
+		}
+	}
+	if len(keys) == 0 {
 		return
 	}
 	tr := &s.trk
 	tr.mu.Lock()
-	for _, i := range pos {
-		k := string(x.args[i])
+	for _, a := range keys {
+		k := string(a)
 		ids := tr.keys[k]
 		if ids == nil {
 			ids = map[int64]struct{}{}
@@ -457,7 +470,7 @@ func (s *Server) invalidateLocked(key string, origin *conn, deferOwn bool) {
 		if t == nil || t.trk == nil || t.trk.bcast {
 			continue
 		}
-		if t.trk.noloop && t == origin {
+		if t.trk.noloop && t == origin && s.plantedPush != "tracking" {
 			continue
 		}
 		if t == origin && deferOwn {
