@@ -305,7 +305,7 @@ type scriptRun struct {
 	readOnly bool     // EVAL_RO, EVALSHA_RO, or a no-writes script
 	out      replier  // the client's, for the script's result
 	keys     [][]byte // the keys the script declared
-	x        call    // reused for redis.call
+	x        call     // reused for redis.call
 	// rep is the reply of the command the script is calling, which
 	// scriptRun, as that command's replier, writes to.
 	rep   *lua.Reply
