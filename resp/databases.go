@@ -68,12 +68,12 @@ func cmdFlushDB(x *call) {
 func (x *call) flushDB(i int) {
 	if x.tx {
 		if st := x.txs.get(i); st != nil {
-			st.Flush() // the transaction holds the whole database
+			st.FlushAll() // the transaction holds the whole database
 		}
 		return
 	}
 	if e := x.s.existingDB(i); e != nil {
-		updateBy(x.c, e, nil, func(st store) { st.Flush() })
+		updateBy(x.c, e, nil, func(st store) { st.FlushAll() })
 	}
 }
 

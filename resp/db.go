@@ -33,7 +33,7 @@ type store interface {
 	IncrBy(key string, n int64) (int64, error)
 	CompareAndDelete(key, value string) bool
 	RangeAll(fn func(key string) bool)
-	Flush()
+	FlushAll()
 }
 
 // update runs fn inside an engine section over keys (every shard when keys
@@ -76,8 +76,6 @@ func notify(st store, key string, kind engine.Kind) {
 func engineClock(e *engine.Engine) clock.Clock { return e.Clock() }
 
 func newEngine(c clock.Clock) *engine.Engine { return engine.New(engine.Options{Clock: c}) }
-
-func flush(e *engine.Engine) { e.FlushAll() }
 
 // store returns database i as a store.
 func (s *Server) store(i int) store { return s.DB(i) }

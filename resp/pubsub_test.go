@@ -79,3 +79,32 @@ func TestPushBeforeLaterReply(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushDeletesReservedKeys: FLUSHDB and FLUSHALL delete the keys under
+// nxkv: too, on their own and inside a transaction (the flush that names
+// no keyspace event deleted only the others for a while).
+func TestFlushDeletesReservedKeys(t *testing.T) {
+	s := resp.RunT(t)
+	nc, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := newPconn(nc)
+	for _, flush := range [][]string{{"flushdb"}, {"flushall"}} {
+		for _, tx := range []bool{false, true} {
+			roundTrip(t, c, "set", "nxkv:a", "1")
+			roundTrip(t, c, "set", "b", "1")
+			if tx {
+				roundTrip(t, c, "multi")
+				roundTrip(t, c, flush...)
+				roundTrip(t, c, "exec")
+			} else {
+				roundTrip(t, c, flush...)
+			}
+			if r := roundTrip(t, c, "exists", "nxkv:a", "b"); string(r) != ":0\r\n" {
+				t.Errorf("%v (in MULTI: %v): EXISTS nxkv:a b = %q, want :0", flush, tx, r)
+			}
+		}
+	}
+}

@@ -85,7 +85,7 @@ func (s *Server) FlushAll() {
 		if e := s.existingDB(i); e != nil {
 			e.Update(nil, func(tx *engine.Tx) {
 				tx.SetTag(helperTag{}) // invalidated once, below
-				tx.Flush()
+				tx.FlushAll()
 			})
 		}
 	}
