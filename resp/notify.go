@@ -240,7 +240,8 @@ func (s *Server) stopFeed() {
 // lock, on the goroutine that made the change, so it only publishes and
 // invalidates, both of which queue output and never wait. Its order per
 // event follows Redis's: a key's invalidation (signalModifiedKey) comes
-// before the notification of a write, after that of an expiry; "new" is
+// before the notification of a write or an eviction, after that of an
+// expiry; "new" is
 // published at once and its key invalidated with the write that follows
 // (so RENAME invalidates both keys before its two notifications, as in
 // Redis); a flush publishes nothing.
@@ -261,9 +262,13 @@ func (d *dbNotifier) event(ev engine.Event) {
 			origin.pendingNew = append(origin.pendingNew, ev.Key)
 		}
 		return
-	case engine.KindExpired, "evicted":
+	case engine.KindExpired:
 		d.publish(ev, origin)
 		s.trackingInvalidate(ev.Key, origin, nil)
+		return
+	case engine.KindEvicted:
+		s.trackingInvalidate(ev.Key, origin, nil)
+		d.publish(ev, origin)
 		return
 	}
 	s.trackingInvalidate(ev.Key, origin, bcastModifier(origin))
