@@ -28,6 +28,11 @@ type loop struct {
 	conns   map[int]*conn // guarded by mu
 	closing bool          // guarded by mu
 	kicked  []*conn       // guarded by mu: connections with pushed output to take
+	// awake, guarded by mu, is set from the loop's wake-up until it has
+	// taken every kicked connection: a kick meanwhile needs no eventfd
+	// write (a system call for the kicker, and a wake-up more for the
+	// loop), since the loop takes it before it waits again.
+	awake bool
 
 	wakeups atomic.Int64 // epoll_wait returns, for tests
 }
@@ -93,8 +98,11 @@ func (lp *loop) kick(c *conn) {
 	}
 	lp.mu.Lock()
 	lp.kicked = append(lp.kicked, c)
+	asleep := !lp.awake
 	lp.mu.Unlock()
-	lp.signal()
+	if asleep {
+		lp.signal()
+	}
 }
 
 // signal wakes the loop's epoll_wait through its eventfd.
@@ -178,6 +186,7 @@ func (lp *loop) run() {
 		ready = ready[:0]
 		woken := false
 		lp.mu.Lock()
+		lp.awake = true
 		closing := lp.closing
 		for _, ev := range events[:n] {
 			if int(ev.Fd) == lp.wakefd {
@@ -187,8 +196,6 @@ func (lp *loop) run() {
 				ready = append(ready, c)
 			}
 		}
-		kicked := lp.kicked
-		lp.kicked = nil
 		lp.mu.Unlock()
 		if closing {
 			lp.shutdown()
@@ -201,6 +208,24 @@ func (lp *loop) run() {
 		for _, c := range ready {
 			c.onEvents()
 		}
+		lp.serveKicked()
+	}
+}
+
+// serveKicked takes the output pushed to the kicked connections, those
+// kicked while it runs included, and marks the loop asleep once none is
+// left: a kick after that writes the eventfd.
+func (lp *loop) serveKicked() {
+	for {
+		lp.mu.Lock()
+		kicked := lp.kicked
+		lp.kicked = nil
+		if len(kicked) == 0 {
+			lp.awake = false
+			lp.mu.Unlock()
+			return
+		}
+		lp.mu.Unlock()
 		for _, c := range kicked {
 			c.kicked.Store(false)
 			c.onKick()
