@@ -60,7 +60,7 @@ type options struct {
 }
 
 // workloads are the names -only accepts; each headline job belongs to one.
-var workloads = []string{"raw", "locks", "resp", "expiry", "memory"}
+var workloads = []string{"raw", "locks", "resp", "expiry", "memory", "push"}
 
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	if addr := os.Getenv(serveEnv); addr != "" {
@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
 	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:* are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
-	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory)")
+	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory, push)")
 	rounds := fs.Int("rounds", 0, "first interleaved rounds of the headline's in-process jobs (0: the default, 15); the jobs over Redis run 6 more")
 	reps := fs.Int("reps", 0, "repetitions per measurement of the full suite (0: the default, 7)")
 	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
@@ -206,7 +206,7 @@ func execute(w *console, cfg config, o options, env *environment) *Results {
 	}
 	res := &Results{Started: time.Now().UTC(), Mode: mode, Machine: describeMachine(), Versions: peerVersions(), Config: cfg,
 		LoadAtStart: loadAvg()}
-	env.setupRedis(res, o, o.want["raw"] || o.want["locks"] || o.want["resp"])
+	env.setupRedis(res, o, o.want["raw"] || o.want["locks"] || o.want["resp"] || o.want["push"])
 	printHeader(w, res, env)
 
 	var jobs []job
@@ -283,6 +283,9 @@ func runFull(w *console, cfg config, o options, env *environment, res *Results, 
 	}
 	if o.want["memory"] {
 		section("memory", func() { runMemoryWorkload(cfg, res) }, func() { printMemory(w, res) })
+	}
+	if o.want["push"] {
+		section("push", func() { runPushWorkload(cfg, env, res) }, func() { printPush(w, res) })
 	}
 	res.Goals = evaluateGoals(res)
 	printGoals(w, res)
