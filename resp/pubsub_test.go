@@ -108,3 +108,96 @@ func TestFlushDeletesReservedKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowSubscriberClosed: a subscriber that stops reading is closed at the
+// pub/sub output limit, and the publisher never waits for it; a monitor
+// is bounded the same way. The limit is lowered to 256 KB for the test.
+func TestSlowSubscriberClosed(t *testing.T) {
+	for _, who := range []string{"subscriber", "monitor"} {
+		t.Run(who, func(t *testing.T) {
+			s := resp.RunT(t)
+			if err := s.ConfigSet("client-output-buffer-limit", "pubsub 256kb 0 0"); err != nil {
+				t.Fatal(err)
+			}
+			snc, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snc.Close()
+			slow := newPconn(snc)
+			if who == "subscriber" {
+				roundTrip(t, slow, "subscribe", "news")
+			} else {
+				roundTrip(t, slow, "monitor")
+			}
+			pnc, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pnc.Close()
+			pub := newPconn(pnc)
+			big := strings.Repeat("x", 64<<10)
+			start := time.Now()
+			for i := range 400 { // 25 MB: far past the limit and the socket's buffers
+				if r := roundTrip(t, pub, "publish", "news", big); r[0] != ':' {
+					t.Fatalf("PUBLISH %d = %q", i, r)
+				}
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Fatalf("400 publishes took %v: the publisher waited for the slow client", d)
+			}
+			if s.Stats().OutputLimitCloses != 1 {
+				t.Fatalf("OutputLimitCloses = %d, want 1", s.Stats().OutputLimitCloses)
+			}
+			if r := roundTrip(t, pub, "pubsub", "numsub", "news"); string(r) != "*2\r\n$4\r\nnews\r\n:0\r\n" {
+				t.Fatalf("PUBSUB NUMSUB news after the close = %q", r)
+			}
+		})
+	}
+}
+
+// TestTrackingTableBounded: the tracking table holds at most
+// tracking-table-max-keys keys; the keys it forgets are invalidated for
+// the clients that read them, as if they had changed, and INFO counts
+// what is left.
+func TestTrackingTableBounded(t *testing.T) {
+	s := resp.RunT(t)
+	if err := s.ConfigSet("tracking-table-max-keys", "10"); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := newPconn(nc)
+	roundTrip(t, c, "hello", "3")
+	roundTrip(t, c, "client", "tracking", "on")
+	invalidated := 0
+	// do sends a command and returns its reply, counting the
+	// invalidations that come first (the table is trimmed before each
+	// command, as Redis trims it).
+	do := func(args ...string) string {
+		_ = c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.nc.Write(encode(args)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			f := readFrame(t, c)
+			if !strings.HasPrefix(string(f), ">2\r\n$10\r\ninvalidate\r\n") {
+				return string(f)
+			}
+			invalidated++
+		}
+	}
+	for i := range 100 {
+		do("get", "key:"+strconv.Itoa(i))
+	}
+	info := do("info", "stats")
+	if !strings.Contains(info, "tracking_total_keys:10\r\n") {
+		t.Fatalf("INFO stats after 100 tracked reads with a limit of 10:\n%s", info)
+	}
+	if invalidated != 90 {
+		t.Fatalf("%d keys invalidated as the table was trimmed, want 90", invalidated)
+	}
+}
