@@ -233,12 +233,14 @@ func removeLocked(reg map[string][]receiver, name string, r receiver) {
 	}
 }
 
-// cmdSubscribe is SUBSCRIBE and SSUBSCRIBE. SSUBSCRIBE is refused inside
-// a transaction, as Redis refuses it to a client that must get one reply
+// cmdSubscribe is SUBSCRIBE, PSUBSCRIBE and SSUBSCRIBE: each channel or
+// pattern is added to the client's (once) and confirmed with the count of
+// its subscriptions of the family. SSUBSCRIBE is refused inside a
+// transaction, as Redis refuses it to a client that must get one reply
 // per command.
 func cmdSubscribe(x *call) {
-	shard := x.cmd.name == "ssubscribe"
-	if shard && x.tx {
+	kind := x.cmd.name
+	if kind == "ssubscribe" && x.tx {
 		x.w.errorReply("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
 		return
 	}
@@ -246,42 +248,35 @@ func cmdSubscribe(x *call) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	cs := c.subsLocked()
+	unsub := "un" + kind
+	if kind != "subscribe" {
+		unsub = kind[:1] + "unsubscribe"
+	}
+	list, reg := x.s.family(cs, unsub), x.s.registryLocked(unsub)
 	for _, a := range x.args[1:] {
-		ch := string(a)
-		list, reg := &cs.channels, ps.channels
-		if shard {
-			list, reg = &cs.shard, ps.shard
-		}
-		if !slices.Contains(*list, ch) {
-			*list = append(*list, ch)
-			addLocked(reg, ch, c)
+		name := string(a)
+		if !slices.Contains(*list, name) {
+			*list = append(*list, name)
+			if _, ok := reg[name]; !ok && kind == "psubscribe" {
+				ps.patOrder = append(ps.patOrder, name)
+			}
+			addLocked(reg, name, c)
 		}
 		x.s.syncLocked(c)
-		if shard {
-			c.subscribeReply("ssubscribe", &ch, len(cs.shard))
-		} else {
-			c.subscribeReply("subscribe", &ch, cs.count())
-		}
+		c.subscribeReply(kind, &name, x.s.familyCount(cs, unsub))
 	}
 }
 
-func cmdPSubscribe(x *call) {
-	c, ps := x.c, &x.s.ps
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	cs := c.subsLocked()
-	for _, a := range x.args[1:] {
-		p := string(a)
-		if !slices.Contains(cs.patterns, p) {
-			cs.patterns = append(cs.patterns, p)
-			if _, ok := ps.patterns[p]; !ok {
-				ps.patOrder = append(ps.patOrder, p)
-			}
-			addLocked(ps.patterns, p, c)
-		}
-		x.s.syncLocked(c)
-		c.subscribeReply("psubscribe", &p, cs.count())
+// registryLocked returns the server's registry an unsubscribe command
+// names. ps.mu must be held.
+func (s *Server) registryLocked(kind string) map[string][]receiver {
+	switch kind {
+	case "punsubscribe":
+		return s.ps.patterns
+	case "sunsubscribe":
+		return s.ps.shard
 	}
+	return s.ps.channels
 }
 
 // cmdUnsubscribe is UNSUBSCRIBE, SUNSUBSCRIBE and PUNSUBSCRIBE: from the
@@ -350,16 +345,9 @@ func (s *Server) unsubscribeLocked(c *conn, kind, name string) {
 	}
 	*list = slices.Delete(*list, i, i+1)
 	ps := &s.ps
-	switch kind {
-	case "punsubscribe":
-		removeLocked(ps.patterns, name, c)
-		if _, ok := ps.patterns[name]; !ok {
-			ps.patOrder = slices.DeleteFunc(ps.patOrder, func(p string) bool { return p == name })
-		}
-	case "sunsubscribe":
-		removeLocked(ps.shard, name, c)
-	default:
-		removeLocked(ps.channels, name, c)
+	removeLocked(s.registryLocked(kind), name, c)
+	if _, ok := ps.patterns[name]; !ok && kind == "punsubscribe" {
+		ps.patOrder = slices.DeleteFunc(ps.patOrder, func(p string) bool { return p == name })
 	}
 	s.syncLocked(c)
 }

@@ -34,6 +34,17 @@ func readFrame(t testing.TB, c *pconn) []byte {
 
 func newPconn(nc net.Conn) *pconn { return &pconn{nc: nc, br: bufio.NewReader(nc)} }
 
+// dialP connects to addr, closing the connection when the test ends.
+func dialP(t testing.TB, addr string) *pconn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return newPconn(nc)
+}
+
 // TestPushBeforeLaterReply: a message published before a subscriber sends
 // a command reaches the subscriber before that command's reply. The
 // publisher runs on a goroutine (an in-memory connection) and the
@@ -42,12 +53,7 @@ func newPconn(nc net.Conn) *pconn { return &pconn{nc: nc, br: bufio.NewReader(nc
 // and put the push behind the reply.
 func TestPushBeforeLaterReply(t *testing.T) {
 	s := resp.RunT(t)
-	snc, err := net.Dial("tcp", s.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snc.Close()
-	sub := newPconn(snc)
+	sub := dialP(t, s.Addr())
 	if r := roundTrip(t, sub, "hello", "3"); r[0] != '%' {
 		t.Fatalf("HELLO 3 = %q", r)
 	}
@@ -85,12 +91,7 @@ func TestPushBeforeLaterReply(t *testing.T) {
 // no keyspace event deleted only the others for a while).
 func TestFlushDeletesReservedKeys(t *testing.T) {
 	s := resp.RunT(t)
-	nc, err := net.Dial("tcp", s.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	c := newPconn(nc)
+	c := dialP(t, s.Addr())
 	for _, flush := range [][]string{{"flushdb"}, {"flushall"}} {
 		for _, tx := range []bool{false, true} {
 			roundTrip(t, c, "set", "nxkv:a", "1")
@@ -119,23 +120,13 @@ func TestSlowSubscriberClosed(t *testing.T) {
 			if err := s.ConfigSet("client-output-buffer-limit", "pubsub 256kb 0 0"); err != nil {
 				t.Fatal(err)
 			}
-			snc, err := net.Dial("tcp", s.Addr())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer snc.Close()
-			slow := newPconn(snc)
+			slow := dialP(t, s.Addr())
 			if who == "subscriber" {
 				roundTrip(t, slow, "subscribe", "news")
 			} else {
 				roundTrip(t, slow, "monitor")
 			}
-			pnc, err := net.Dial("tcp", s.Addr())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pnc.Close()
-			pub := newPconn(pnc)
+			pub := dialP(t, s.Addr())
 			big := strings.Repeat("x", 64<<10)
 			start := time.Now()
 			for i := range 400 { // 25 MB: far past the limit and the socket's buffers
@@ -165,12 +156,7 @@ func TestTrackingTableBounded(t *testing.T) {
 	if err := s.ConfigSet("tracking-table-max-keys", "10"); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := net.Dial("tcp", s.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	c := newPconn(nc)
+	c := dialP(t, s.Addr())
 	roundTrip(t, c, "hello", "3")
 	roundTrip(t, c, "client", "tracking", "on")
 	invalidated := 0

@@ -18,13 +18,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,12 +132,9 @@ func newPushPair(t testing.TB, ns *resp.Server, protos ...int) *pushPair {
 
 func (p *pushPair) dial(addr string) *pconn {
 	p.t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.t.Cleanup(func() { nc.Close() })
-	return &pconn{nc: nc, br: bufio.NewReader(nc), proto: 2}
+	c := dialP(p.t, addr)
+	c.proto = 2
+	return c
 }
 
 // do sends one command and reads one reply (for setup, where nothing is
@@ -190,7 +185,7 @@ func (p *pushPair) sync(c *pconn, mark string, cmds [][]string) ([][]byte, error
 	pong := "*2\r\n$4\r\npong\r\n" + plain
 	var frames [][]byte
 	for {
-		fs, err := readFrames(c.br)
+		fs, err := redistest.ReadFrames(c.br)
 		if err != nil {
 			return frames, err
 		}
@@ -201,81 +196,6 @@ func (p *pushPair) sync(c *pconn, mark string, cmds [][]string) ([][]byte, error
 			frames = append(frames, f)
 		}
 	}
-}
-
-// readFrames reads one reply and returns it with the RESP3 pushes it
-// holds: a push that comes inside an aggregate (a message a transaction's
-// command published to its own client) is out of band, so it is returned
-// as a frame of its own, before the aggregate, which holds "<push>" in its
-// place.
-func readFrames(br *bufio.Reader) ([][]byte, error) {
-	var pushes [][]byte
-	var read func(out *[]byte, top bool) error
-	read = func(out *[]byte, top bool) error {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			return err
-		}
-		if len(line) < 3 {
-			return fmt.Errorf("short line %q", line)
-		}
-		if line[0] == '>' && !top {
-			var push []byte
-			if err := readRest(br, line, &push, read); err != nil {
-				return err
-			}
-			if subReply.Match(push) {
-				*out = append(*out, push...) // a (un)subscribe reply: the element itself
-				return nil
-			}
-			pushes = append(pushes, push)
-			*out = append(*out, "<push>"...)
-			return read(out, false) // the element it came before
-		}
-		return readRest(br, line, out, read)
-	}
-	var f []byte
-	if err := read(&f, true); err != nil {
-		return nil, err
-	}
-	return append(pushes, f), nil
-}
-
-// readRest reads the rest of the frame whose first line is line, its
-// elements through read.
-func readRest(br *bufio.Reader, line []byte, out *[]byte, read func(*[]byte, bool) error) error {
-	*out = append(*out, line...)
-	body := string(line[1 : len(line)-2])
-	switch line[0] {
-	case '+', '-', ':', '_', '#', ',', '(':
-		return nil
-	case '$', '=', '!':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < 0 {
-			return err
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return err
-		}
-		*out = append(*out, buf...)
-		return nil
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return err
-		}
-		if line[0] == '%' || line[0] == '|' {
-			n *= 2
-		}
-		for range n {
-			if err := read(out, false); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return fmt.Errorf("bad reply type in %q", line)
 }
 
 // run runs steps and fails the test at the first difference.
@@ -374,7 +294,6 @@ func (p *pushPair) waitGone(side *pushSide, key string) string {
 
 var (
 	monitorLine = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) ([^\]]+)\] (.*)\r\n$`)
-	subReply    = regexp.MustCompile(`^>3\r\n\$\d+\r\n[ps]?(un)?subscribe\r\n`)
 	redirectArg = regexp.MustCompile(`("(?i:redirect)" ")(\d+)"`)
 	idField     = regexp.MustCompile(`^:(-?\d+)\r\n$|(\$2\r\nid\r\n|\$8\r\nredirect\r\n):(-?\d+)\r\n`)
 	redirBroken = regexp.MustCompile(`^(>2\r\n\$21\r\ntracking-redir-broken\r\n:)(\d+)\r\n$`)
@@ -490,7 +409,7 @@ func sortRuns(frames [][]byte, key func([]byte) (string, bool), with func([]byte
 			i++
 			continue
 		}
-		sort.Strings(names)
+		slices.Sort(names)
 		for k := i; k < j; k++ {
 			frames[k] = with(frames[k], names[k-i])
 		}
@@ -799,22 +718,9 @@ func (g *pushGen) step() pushStep {
 // compares, step by step, what every connection receives. Rerun a failure
 // with NXKV_DIFF_SEED and NXKV_DIFF_STREAM.
 func TestPushDifferential(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NXKV_DIFF_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	streams, length := 24, 200
-	if testing.Short() {
-		streams = 4
-	}
-	only := -1
-	if s := os.Getenv("NXKV_DIFF_STREAM"); s != "" {
-		only, _ = strconv.Atoi(s)
-	}
-	for i := range streams {
-		if only >= 0 && i != only {
-			continue
-		}
+	seed, streams, _ := diffStreams(24, 4)
+	const length = 200
+	for _, i := range streams {
 		r := rand.New(rand.NewPCG(seed, uint64(i)))
 		protos := make([]int, 4)
 		for j := range protos {

@@ -299,10 +299,13 @@ func cmdGetDel(x *call) {
 	x.w.bulkString(v)
 }
 
-// ownEvents reports whether the client may receive its command's keyspace
-// events in its own reply stream (it is subscribed, in RESP3), where their
-// order against the reply shows.
-func (x *call) ownEvents() bool { return x.c.subscribed.Load() && x.s.notify.flags.Load() != 0 }
+// ownEvents reports whether the client may receive what its command's
+// changes push in its own reply stream, where their order against the
+// reply shows: keyspace events when it is subscribed (in RESP3), and the
+// invalidations of the tracking clients that redirect to it.
+func (x *call) ownEvents() bool {
+	return x.c.subscribed.Load() && x.s.notify.flags.Load() != 0 || x.c.redirTargets.Load() > 0
+}
 
 // replyOld replies key's value, or nil (with its keymiss), and reports
 // whether it existed.

@@ -21,7 +21,6 @@ package resp
 
 import (
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,7 +236,7 @@ func (s *Server) enableTracking(c *conn, t *clientTracking, prefixes []string) {
 				t.prefixes = append(t.prefixes, p)
 			}
 		}
-		sort.Strings(t.prefixes)
+		slices.Sort(t.prefixes)
 	}
 	c.trk = t
 	tr.mu.Unlock()
@@ -335,26 +334,14 @@ func cmdClientTrackingInfo(x *call) {
 	if t != nil {
 		flags[0] = "on"
 		x.s.trk.mu.Lock()
-		if t.bcast {
-			flags = append(flags, "bcast")
-		}
-		if t.optin {
-			flags = append(flags, "optin")
-			if c.caching {
-				flags = append(flags, "caching-yes")
+		for _, f := range []struct {
+			on   bool
+			name string
+		}{{t.bcast, "bcast"}, {t.optin, "optin"}, {t.optin && c.caching, "caching-yes"}, {t.optout, "optout"},
+			{t.optout && c.caching, "caching-no"}, {t.noloop, "noloop"}, {t.brokenRedir, "broken_redirect"}} {
+			if f.on {
+				flags = append(flags, f.name)
 			}
-		}
-		if t.optout {
-			flags = append(flags, "optout")
-			if c.caching {
-				flags = append(flags, "caching-no")
-			}
-		}
-		if t.noloop {
-			flags = append(flags, "noloop")
-		}
-		if t.brokenRedir {
-			flags = append(flags, "broken_redirect")
 		}
 		redirect, prefixes = t.redirect, slices.Clone(t.prefixes)
 		x.s.trk.mu.Unlock()
@@ -608,7 +595,7 @@ func (s *Server) trackingBroadcast(origin *conn) {
 	for p := range tr.prefixes {
 		prefixes = append(prefixes, p)
 	}
-	sort.Strings(prefixes)
+	slices.Sort(prefixes)
 	for _, p := range prefixes {
 		bs := tr.prefixes[p]
 		if len(bs.keys) == 0 {
@@ -618,7 +605,7 @@ func (s *Server) trackingBroadcast(origin *conn) {
 		for k := range bs.keys {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		slices.Sort(keys)
 		all := keysArray(keys, bs.keys, nil)
 		for _, c := range bs.clients {
 			if c.trk != nil && c.trk.noloop {
