@@ -187,3 +187,33 @@ func TestTrackingTableBounded(t *testing.T) {
 		t.Fatalf("%d keys invalidated as the table was trimmed, want 90", invalidated)
 	}
 }
+
+// TestInfoCounts: INFO reports the channels and patterns with subscribers
+// and the tracking clients, and they fall back when clients leave.
+func TestInfoCounts(t *testing.T) {
+	s := resp.RunT(t)
+	a, b, c := dialP(t, s.Addr()), dialP(t, s.Addr()), dialP(t, s.Addr())
+	roundTrip(t, a, "subscribe", "x", "y")
+	roundTrip(t, a, "psubscribe", "z*")
+	roundTrip(t, b, "ssubscribe", "s")
+	roundTrip(t, c, "client", "tracking", "on")
+	roundTrip(t, c, "get", "k")
+	for _, want := range []string{"pubsub_channels:2\r\n", "pubsub_patterns:1\r\n", "pubsubshard_channels:1\r\n",
+		"tracking_clients:1\r\n", "tracking_total_keys:1\r\n", "tracking_total_items:1\r\n"} {
+		if info := string(roundTrip(t, c, "info", "everything")); !strings.Contains(info, want) {
+			t.Errorf("INFO lacks %q:\n%s", want, info)
+		}
+	}
+	a.nc.Close()
+	roundTrip(t, c, "client", "tracking", "off")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		info := string(roundTrip(t, c, "info", "everything"))
+		if strings.Contains(info, "pubsub_channels:0\r\n") && strings.Contains(info, "pubsub_patterns:0\r\n") &&
+			strings.Contains(info, "tracking_clients:0\r\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("INFO 5 s after the subscriber left and tracking went off:\n%s", info)
+		}
+	}
+}
