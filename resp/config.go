@@ -82,6 +82,9 @@ func cmdConfigSet(x *call) {
 	for _, f := range apply {
 		f()
 	}
+	if !x.tx {
+		x.s.updateFeed()
+	}
 	x.w.simple("OK")
 }
 
@@ -134,6 +137,7 @@ func (s *Server) ConfigSet(name, value string) error {
 		return errors.New(strings.TrimPrefix(msg, "ERR "))
 	}
 	apply()
+	s.syncFeed()
 	return nil
 }
 

@@ -164,7 +164,7 @@ func cmdReset(x *call) {
 	if c.monitoring.Load() {
 		x.s.stopMonitor(c)
 	}
-	x.s.disableTracking(c)
+	x.s.disableTracking(c) // its listener goes after the command (RESET never runs in a transaction)
 	c.caching = false
 	c.multi = nil
 	c.unwatchAll()

@@ -98,6 +98,7 @@ func (c *conn) run(cmd *command, args [][]byte) {
 	if len(c.pendingInv) > 0 || len(c.pendingNew) > 0 || c.caching || c.quit {
 		s.trackingAfterCommand(c, cmd)
 	}
+	s.updateFeed()
 }
 
 // sectioned reports whether c's command must run in an engine section

@@ -90,6 +90,7 @@ func cmdExec(x *call) {
 		slices.Sort(dbs)
 		dbs = slices.Compact(dbs)
 	}
+	x.s.prepareFeed(m.cmds)
 	x.s.section(c, dbs, func(t *txSet) {
 		if c.watchesChanged(t) {
 			x.w.nullArray()

@@ -150,6 +150,7 @@ func eventClass(k engine.Kind) int {
 // listener on the databases' change feed.
 type notifyState struct {
 	flags atomic.Int32 // notify-keyspace-events
+	dirty atomic.Bool  // the listener's need may have changed (feedChanged)
 
 	mu     sync.Mutex
 	needed bool                   // guarded by mu: the listener is installed
@@ -165,10 +166,33 @@ type dbNotifier struct {
 	prefix string
 }
 
-// setNotifyFlags applies notify-keyspace-events.
+// setNotifyFlags applies notify-keyspace-events; the listener follows
+// after the command (feedChanged).
 func (s *Server) setNotifyFlags(flags int) {
 	s.notify.flags.Store(int32(flags))
-	s.updateFeed()
+	s.feedChanged()
+}
+
+// feedChanged records that whether the listener is needed may have
+// changed. Installing or removing it takes every shard's lock, which a
+// command inside a transaction's section holds: so the change is made after
+// the command that asked for it, outside any section (updateFeed, called
+// by the dispatcher and by ConfigSet). A transaction that may turn the
+// listener on installs it before it locks anything (prepareFeed).
+func (s *Server) feedChanged() { s.notify.dirty.Store(true) }
+
+// prepareFeed installs the listener before a transaction whose commands
+// may need it (CLIENT TRACKING, CONFIG SET), so that it hears the changes
+// the transaction makes after them; an unneeded listener is removed after
+// the transaction.
+func (s *Server) prepareFeed(cmds []queued) {
+	for _, q := range cmds {
+		if q.cmd.name == "client|tracking" || q.cmd.name == "config|set" {
+			s.installFeed(true)
+			s.feedChanged()
+			return
+		}
+	}
 }
 
 // updateFeed installs the listener on every database when keyspace
@@ -178,10 +202,34 @@ func (s *Server) setNotifyFlags(flags int) {
 // existing database (engine.Listen), so it is done only when the need
 // changes.
 func (s *Server) updateFeed() {
-	need := s.notify.flags.Load() != 0 || s.trk.clientCount.Load() > 0
+	if s.notify.dirty.Load() {
+		s.syncFeed()
+	}
+}
+
+// syncFeed installs or removes the listener as the settings and tracking
+// clients need now, and returns once it is done. It must not be called
+// inside a section.
+func (s *Server) syncFeed() {
 	n := &s.notify
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.dirty.Store(false)
+	s.installFeedLocked(n.flags.Load() != 0 || s.trk.clientCount.Load() > 0)
+}
+
+// installFeed installs or removes the listener on every database. It must
+// not be called inside a section.
+func (s *Server) installFeed(need bool) {
+	n := &s.notify
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s.installFeedLocked(need)
+}
+
+// installFeedLocked is installFeed with n.mu held.
+func (s *Server) installFeedLocked(need bool) {
+	n := &s.notify
 	if need == n.needed {
 		return
 	}

@@ -447,6 +447,11 @@ func pushScenario(name string) []pushStep {
 		}
 	case "tracking":
 		return []pushStep{
+			// Tracking turned on and off inside transactions, on a server
+			// that tracks nothing yet (the change feed's listener cannot be
+			// installed while the transaction holds the shards).
+			tx(0, c("client", "tracking", "on"), c("get", "kt"), c("set", "kt", "own")), s(0, "get", "kt"),
+			s(3, "set", "kt", "1"), tx(0, c("client", "tracking", "off")), s(0, "get", "kt"), s(3, "set", "kt", "2"),
 			s(0, "client", "tracking", "on"), s(0, "get", "k1"), s(0, "mget", "k1", "k2"),
 			s(3, "set", "k1", "a"), s(3, "set", "k1", "b"), s(0, "get", "k1"), s(0, "set", "k1", "own"),
 			s(0, "get", "k1"), s(0, "client", "tracking", "on", "noloop"), s(0, "get", "k1"), s(0, "set", "k1", "noloop"),
@@ -479,7 +484,8 @@ func pushScenario(name string) []pushStep {
 		}
 	case "keyspace":
 		return []pushStep{
-			s(3, "config", "set", "notify-keyspace-events", "KEA"), s(0, "psubscribe", "__key*__:*"),
+			s(0, "psubscribe", "__key*__:*"),
+			tx(3, c("config", "set", "notify-keyspace-events", "KEA"), c("set", "first", "1")),
 			s(1, "subscribe", "__keyevent@0__:expired", "__keyspace@1__:k"),
 			s(3, "set", "k", "v"), s(3, "append", "k", "w"), s(3, "setrange", "k", "1", "zz"), s(3, "incr", "n"),
 			s(3, "incrbyfloat", "f", "1.5"), s(3, "rename", "k", "k2"), s(3, "copy", "k2", "k3"),

@@ -166,6 +166,12 @@ func cmdClientTracking(x *call) {
 		x.w.errorReply(errSyntax)
 		return
 	}
+	if !x.tx {
+		// The listener is in place before the reply, so no change after
+		// the client's next read goes unheard (a transaction installed it
+		// before it began).
+		x.s.syncFeed()
+	}
 	x.w.simple("OK")
 }
 
@@ -210,7 +216,10 @@ func (s *Server) enableTracking(c *conn, t *clientTracking, prefixes []string) {
 		tr.clients[c.id] = c
 		if !c.trkHooked {
 			c.trkHooked = true
-			c.atClose(func() { s.disableTracking(c) })
+			c.atClose(func() {
+				s.disableTracking(c)
+				s.updateFeed() // the close runs outside any section
+			})
 		}
 	} else {
 		t.prefixes = old.prefixes
@@ -240,7 +249,7 @@ func (s *Server) enableTracking(c *conn, t *clientTracking, prefixes []string) {
 	}
 	c.trk = t
 	tr.mu.Unlock()
-	s.updateFeed()
+	s.feedChanged()
 }
 
 // disableTracking turns tracking off for c (CLIENT TRACKING OFF, RESET,
@@ -272,7 +281,7 @@ func (s *Server) disableTracking(c *conn) {
 	tr.clientCount.Add(-1)
 	c.trk = nil
 	tr.mu.Unlock()
-	s.updateFeed()
+	s.feedChanged()
 }
 
 // clientByID returns the open client with id n, nil if none.
