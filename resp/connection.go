@@ -10,7 +10,7 @@ import (
 )
 
 func cmdPing(x *call) {
-	if x.c.subscribed.Load() && x.w.resp3() == false && x.lua == nil && len(x.args) <= 2 {
+	if x.c.subscribed.Load() && !x.w.resp3() && x.lua == nil && len(x.args) <= 2 {
 		// RESP2 in pub/sub mode: a pong message, as Redis.
 		x.w.array(2)
 		x.w.bulkString("pong")

@@ -197,10 +197,11 @@ func (s *Server) prepareFeed(cmds []queued) {
 
 // updateFeed installs the listener on every database when keyspace
 // notifications or client-side caching need it, and removes it when
-// neither does: with no listener the engines' writes cost one nil check
-// more than a bare engine's. Installing takes every shard's lock of every
-// existing database (engine.Listen), so it is done only when the need
-// changes.
+// neither does, after feedChanged: without it the engines' writes cost
+// what a bare engine's do (a caller's Options.Engine included).
+// Installing takes every shard's lock of every existing database
+// (engine.Listen), so it is done only when the need changes, and never
+// inside a section.
 func (s *Server) updateFeed() {
 	if s.notify.dirty.Load() {
 		s.syncFeed()
