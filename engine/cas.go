@@ -12,7 +12,7 @@ import (
 
 // CompareAndDelete deletes key only if it holds value, as Redis 8.4 DELEX
 // key IFEQ value (the lock release), and reports whether it deleted. An
-// absent or expired key returns false. It reports KindDel when it deletes.
+// absent or expired key, or one holding an Object, returns false. It reports KindDel when it deletes.
 // It is safe for concurrent use; finding another value takes no lock.
 func (e *Engine) CompareAndDelete(key, value string) bool {
 	h := e.m.Hash(key)
@@ -27,7 +27,7 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 		var valid bool
 		p.Value, p.Exp, p.Hd, p.Pos, p.Found, valid = s.Lookup(rv, h, key)
 		if valid {
-			if !p.Found || p.Value != value {
+			if !p.Found || p.Value != value || isObject(p.Value) {
 				return false
 			}
 			// The lock release: the key holds value and has no deadline
@@ -44,7 +44,7 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 	}
 	if st == peekFailed {
 		st, v = e.peek(s, h, key, nil, false, &p)
-		if st == peekAbsent || st == peekLive && p.Value != value {
+		if st == peekAbsent || st == peekLive && (p.Value != value || isObject(p.Value)) {
 			return false
 		}
 	}
@@ -55,7 +55,7 @@ func (e *Engine) CompareAndDelete(key, value string) bool {
 }
 
 func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, p *shard.Probe, known bool, c *opState) bool {
-	if !e.liveLocked(s, h, key, p, known, c) || p.Value != value {
+	if !e.liveLocked(s, h, key, p, known, c) || p.Value != value || isObject(p.Value) {
 		return false
 	}
 	e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
@@ -64,8 +64,8 @@ func (e *Engine) compareAndDeleteLocked(s *shardT, h uint64, key, value string, 
 
 // CompareAndSwap stores value under key only if it holds old, keeping its
 // TTL (Redis 8.4 SET key value IFEQ old KEEPTTL), and reports whether it
-// did. An absent or expired key returns false. It reports KindSet when it
-// writes. It returns ErrOOM as Set does. It is safe for concurrent use.
+// did. An absent or expired key, or one holding an Object, returns false.
+// It reports KindSet when it writes. It returns ErrOOM as Set does. It is safe for concurrent use.
 func (e *Engine) CompareAndSwap(key, old, value string) (bool, error) {
 	if e.full() {
 		if err := e.admit(); err != nil {
@@ -84,7 +84,7 @@ func (e *Engine) CompareAndSwap(key, old, value string) (bool, error) {
 
 func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value string, c *opState) bool {
 	var p shard.Probe
-	if !e.liveLocked(s, h, key, &p, false, c) || p.Value != old {
+	if !e.liveLocked(s, h, key, &p, false, c) || p.Value != old || isObject(p.Value) {
 		return false
 	}
 	e.updateLocked(s, &p, value, p.Exp)
@@ -94,8 +94,8 @@ func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value strin
 
 // CompareAndPExpire sets key's TTL only if it holds value (the lock refresh,
 // as Redis 8.4 SET key value IFEQ value PX ttl without the write), and
-// reports whether it did. An absent or expired key returns false. It returns
-// ErrInvalidTTL, changing nothing, if ttl <= 0 or the deadline overflows. It
+// reports whether it did. An absent or expired key, or one holding an
+// Object, returns false. It returns ErrInvalidTTL, changing nothing, if ttl <= 0 or the deadline overflows. It
 // reports KindExpire when it sets the TTL. It is safe for concurrent use.
 func (e *Engine) CompareAndPExpire(key, value string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
@@ -117,7 +117,7 @@ func (e *Engine) compareAndPExpireLocked(s *shardT, h uint64, key, value string,
 		return false, ErrInvalidTTL
 	}
 	var p shard.Probe
-	if !e.liveLocked(s, h, key, &p, false, c) || p.Value != value {
+	if !e.liveLocked(s, h, key, &p, false, c) || p.Value != value || isObject(p.Value) {
 		return false, nil
 	}
 	e.retimeLocked(s, &p, exp)

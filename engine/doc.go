@@ -215,6 +215,30 @@
 // changes from others' (Redis's client-side caching skips or defers the
 // invalidations of a client's own writes).
 //
+// # Typed values
+//
+// A key may hold an Object instead of a string: a value of a type the
+// engine knows nothing of, such as package resp's hashes, lists, sets and
+// sorted sets. Such a key is stored as every key is, in an entry with its
+// deadline, so expiry (lazy and active), Watch, the change feed, Del,
+// Flush, Len, Range and Scan treat every type alike. The entry's value is
+// then a marker, a private string no caller can hold (it is told from
+// every caller's string by its length and then its data pointer), and the
+// Object sits in a map of its shard keyed by the entry's key. Costs: no
+// byte per string key (the entry stays 40 bytes; a shard without objects
+// holds a nil map), one length compare on the reads and deletes that
+// could meet a marker; per object, one map entry (about 40 bytes) besides
+// the entry and whatever the Object holds. A memory bound (see "Memory
+// bound") counts such a key as a key whose value is the marker: the
+// Object's contents are not counted. Objects are reached only inside
+// Update (Tx.Object, Tx.SetObject, Tx.Type), where the caller reads and
+// changes them and names each change with Notify; anything that overwrites
+// or removes the key drops its Object. The string operations never return
+// the marker: on a key holding an Object, those that return an error
+// return ErrWrongType (IncrBy, SetWith with IfEqual or IfNotEqual), and the
+// others behave as documented on each (Get finds no string, Set replaces
+// the Object, the compare-and-... operations never match it).
+//
 // # Watch
 //
 // Watch gives a channel closed at the next change of a key: any write

@@ -118,7 +118,7 @@ func (e *Engine) expireLocked(s *shardT, h uint64, key string, exp int64, cond E
 // key is absent or expired, ttl is NoExpiry if it has no deadline, and 0 at
 // its deadline. It is safe for concurrent use.
 func (e *Engine) PTTL(key string) (ttl time.Duration, ok bool) {
-	_, ttl, ok = e.GetPTTL(key)
+	_, ttl, ok = e.getPTTL(key)
 	return ttl, ok
 }
 
@@ -127,9 +127,20 @@ func (e *Engine) PTTL(key string) (ttl time.Duration, ok bool) {
 // and checks its token at once). ok is false if key is absent or expired;
 // ttl is NoExpiry if it has no deadline, and 0 at its deadline. It is safe
 // for concurrent use, takes no lock unless the key has expired or a writer
-// is busy on its shard, and reads the clock only if key has a deadline. It
-// is an addition to the Redis command set.
+// is busy on its shard, and reads the clock only if key has a deadline. A
+// key that holds an Object has no string value: ok is false for it (PTTL
+// and Type report it). It is an addition to the Redis command set.
 func (e *Engine) GetPTTL(key string) (value string, ttl time.Duration, ok bool) {
+	value, ttl, ok = e.getPTTL(key)
+	if isObject(value) {
+		return "", 0, false
+	}
+	return value, ttl, ok
+}
+
+// getPTTL is GetPTTL of a key of any type: value is the marker for an
+// Object.
+func (e *Engine) getPTTL(key string) (value string, ttl time.Duration, ok bool) {
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
 	var c opState

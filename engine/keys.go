@@ -246,6 +246,7 @@ func (e *Engine) flushLocked(s *shardT, all, each bool, c *opState) {
 	s.ClearLocked()
 	s.Aux.wheel = nil
 	s.Aux.reserved = 0
+	s.Aux.objects = nil
 }
 
 // lockShards locks the shards of keys (every shard when keys is empty) in

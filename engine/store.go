@@ -57,6 +57,10 @@ type shardState struct {
 	// each with at least one waiter; nil when there are none. Guarded by
 	// loadMu.
 	loads map[string]*flight
+	// objects holds the Objects of the shard's keys whose value is the
+	// marker, keyed by the entry's key (object.go); nil while the shard
+	// holds none, so a shard of strings costs nothing for it.
+	objects map[string]Object
 }
 
 type shardT = shard.Shard[shardState]
@@ -176,6 +180,9 @@ func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32, kind Kind, 
 	if e.mem != nil {
 		e.accountLocked(s, -entryCost(key, ent.Value, ent.Exp))
 	}
+	if isObject(ent.Value) {
+		dropObjectLocked(s, key)
+	}
 	if rebuilt = s.DeleteLocked(hd, int(pos)); rebuilt {
 		e.rewheelLocked(s)
 	}
@@ -225,7 +232,8 @@ func (e *Engine) insertLocked(s *shardT, h uint64, key, value string, exp int64,
 }
 
 // updateLocked overwrites the live entry p found in place with value and
-// deadline exp. The caller reports the change.
+// deadline exp, dropping the object it held, if any. The caller reports the
+// change.
 func (e *Engine) updateLocked(s *shardT, p *shard.Probe, value string, exp int64) {
 	ent := s.EntryLocked(p.Hd)
 	if e.mem != nil {
@@ -234,6 +242,9 @@ func (e *Engine) updateLocked(s *shardT, p *shard.Probe, value string, exp int64
 			e.accountLocked(s, d)
 		}
 		s.MetaLocked(p.Hd).Pinned = false // a lock overwritten is a lock no more
+	}
+	if isObject(ent.Value) {
+		dropObjectLocked(s, ent.Key)
 	}
 	ent.Value = value
 	e.retimeLocked(s, p, exp)

@@ -13,7 +13,8 @@ import (
 // one-shard critical section and Tx methods run inside Update.
 
 // Get returns the value of key, as Redis GET. ok is false if key is absent or
-// expired (an expired key is deleted). It is safe for concurrent use, takes
+// expired (an expired key is deleted), or holds an Object rather than a
+// string (Type tells these apart; Redis's GET replies WRONGTYPE there). It is safe for concurrent use, takes
 // no lock unless the key has expired or a writer is busy on its shard, and
 // reads the clock only if key has a deadline.
 func (e *Engine) Get(key string) (value string, ok bool) {
@@ -24,6 +25,9 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 		if value, exp, hd, _, found, valid := s.Lookup(v, h, key); valid && exp == noDeadline {
 			if found && e.mem != nil {
 				e.touch(s, v, hd)
+			}
+			if isObject(value) {
+				return "", false
 			}
 			return value, found
 		}
@@ -36,6 +40,9 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 	case peekAbsent:
 		return "", false
 	case peekLive:
+		if isObject(p.Value) {
+			return "", false
+		}
 		return p.Value, true
 	}
 	known := e.lockAfter(s, st, v, &c)
@@ -45,8 +52,10 @@ func (e *Engine) Get(key string) (value string, ok bool) {
 }
 
 func (e *Engine) getLocked(s *shardT, h uint64, key string, p *shard.Probe, known bool, c *opState) (string, bool) {
-	live := e.liveLocked(s, h, key, p, known, c)
-	return p.Value, live
+	if !e.liveLocked(s, h, key, p, known, c) || isObject(p.Value) {
+		return "", false
+	}
+	return p.Value, true
 }
 
 // Set stores value under key and clears any TTL, as Redis SET without
@@ -88,6 +97,9 @@ func (e *Engine) Set(key, value string) error {
 // read here; an injected clock's is the latest time any operation used).
 func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) (old string, exp int64, found bool) {
 	hd, old, exp, pos, found := s.SwapValueLocked(h, key, value)
+	if found && isObject(old) {
+		dropObjectLocked(s, key)
+	}
 	if !found {
 		e.insertLocked(s, h, key, value, noDeadline, pos, c)
 		e.eventLocked(s, key, KindSet, c)
@@ -335,8 +347,11 @@ func (e *Engine) setNXPXFencedLocked(s *shardT, h uint64, key, value string, ttl
 // rejects PXAT <= 0), or a deadline beyond year 2262. An At in the past is
 // accepted: the write happens and the key is at once gone. A successful
 // write clears the TTL unless KeepTTL, TTL or At is given. IfEqual never
-// creates a key. Then ErrOOM as Set returns it, whatever the condition. It
-// is safe for concurrent use.
+// creates a key. Then ErrOOM as Set returns it, whatever the condition. A
+// key holding an Object is replaced like any other (as Redis's SET
+// replaces a value of any type), but it has no string value: HadOld is
+// false for it, and IfEqual and IfNotEqual, which compare with one, return
+// ErrWrongType and change nothing. It is safe for concurrent use.
 //
 // A write reports KindSet (after KindNew if it creates the key), then
 // KindExpire if TTL or At is given, and KindExpired if At has passed: the
@@ -396,7 +411,11 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 	var p shard.Probe
 	held := e.liveLocked(s, h, key, &p, false, c)
 	var res SetResult
-	if held {
+	if held && isObject(p.Value) {
+		if args.Cond == IfEqual || args.Cond == IfNotEqual {
+			return res, ErrWrongType
+		}
+	} else if held {
 		res.Old, res.HadOld = p.Value, true
 	}
 	switch args.Cond {
@@ -444,8 +463,9 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 }
 
 // GetSet stores value under key, discarding any TTL, and returns the old
-// value, as Redis GETSET; ok is false if key was absent or expired. Its
-// events are Set's. It returns ErrOOM as Set does. It is safe for
+// value, as Redis GETSET; ok is false if key was absent or expired, or held
+// an Object, which is replaced as Set replaces it (Redis's GETSET replies
+// WRONGTYPE there and changes nothing). Its events are Set's. It returns ErrOOM as Set does. It is safe for
 // concurrent use.
 func (e *Engine) GetSet(key, value string) (old string, ok bool, err error) {
 	if e.full() {
@@ -466,14 +486,15 @@ func (e *Engine) GetSet(key, value string) (old string, ok bool, err error) {
 func (e *Engine) getSetLocked(s *shardT, h uint64, key, value string, c *opState) (string, bool) {
 	// The time is read only for a key with a deadline, still under the lock.
 	old, exp, found := e.swapLocked(s, h, key, value, c)
-	if !found || exp != noDeadline && exp < e.at(c) {
+	if !found || exp != noDeadline && exp < e.at(c) || isObject(old) {
 		return "", false
 	}
 	return old, true
 }
 
 // GetDel deletes key and returns its value, as Redis GETDEL; ok is false if
-// key was absent or expired. It reports KindDel when it deletes. It is safe
+// key was absent or expired, or holds an Object, which it leaves in place
+// (as Redis's GETDEL, which replies WRONGTYPE). It reports KindDel when it deletes. It is safe
 // for concurrent use.
 func (e *Engine) GetDel(key string) (value string, ok bool) {
 	h := e.m.Hash(key)
@@ -488,7 +509,7 @@ func (e *Engine) GetDel(key string) (value string, ok bool) {
 
 func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opState) (string, bool) {
 	var p shard.Probe
-	if !e.liveLocked(s, h, key, &p, false, c) {
+	if !e.liveLocked(s, h, key, &p, false, c) || isObject(p.Value) {
 		return "", false
 	}
 	e.removeLocked(s, p.Hd, p.Pos, KindDel, c)
@@ -502,8 +523,8 @@ func (e *Engine) getDelLocked(s *shardT, h uint64, key string, c *opState) (stri
 // IncrBy gave any reserved key of its shard instead of 0 (see "Fencing" in
 // the package doc). It returns ErrNotInteger if the value is not a base-10
 // int64 in Redis's strict form (no spaces, no '+', no leading zeros, "-0"
-// rejected), ErrOverflow if the sum overflows, and ErrOOM as Set does; then
-// nothing changes. It reports KindIncrBy (after KindNew if it creates the
+// rejected), ErrOverflow if the sum overflows, ErrWrongType if key holds
+// an Object, and ErrOOM as Set does; then nothing changes. It reports KindIncrBy (after KindNew if it creates the
 // key). It is safe for concurrent use.
 func (e *Engine) IncrBy(key string, n int64) (int64, error) {
 	if e.full() {
@@ -526,6 +547,9 @@ func (e *Engine) incrByLocked(s *shardT, h uint64, key string, n int64, c *opSta
 	held := e.liveLocked(s, h, key, &p, false, c)
 	counter := Reserved(key)
 	var cur int64
+	if held && isObject(p.Value) {
+		return 0, ErrWrongType
+	}
 	if held {
 		var ok bool
 		if cur, ok = parseInt(p.Value); !ok {

@@ -185,7 +185,11 @@ func (tx *Tx) PTTL(key string) (time.Duration, bool) {
 // GetPTTL is Engine.GetPTTL inside the section.
 func (tx *Tx) GetPTTL(key string) (string, time.Duration, bool) {
 	s, h := tx.shard(key)
-	return tx.e.getPTTLLocked(s, h, key, new(shard.Probe), false, &tx.c)
+	v, d, ok := tx.e.getPTTLLocked(s, h, key, new(shard.Probe), false, &tx.c)
+	if isObject(v) {
+		return "", 0, false
+	}
+	return v, d, ok
 }
 
 // ExpireTime is Engine.ExpireTime inside the section.

@@ -63,7 +63,7 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 		return fmt.Errorf("engine: shard %d: %w", i, err)
 	}
 	w := s.Aux.wheel
-	scheduled, reserved := 0, 0
+	scheduled, reserved, objects := 0, 0, 0
 	var used int64
 	var err error
 	s.RangeLocked(func(hd shard.Handle, ent *shard.Entry) bool {
@@ -72,6 +72,13 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 		}
 		used += entryCost(ent.Key, ent.Value, ent.Exp)
 		h := e.m.Hash(ent.Key)
+		if isObject(ent.Value) {
+			objects++
+			if s.Aux.objects[ent.Key] == nil {
+				err = fmt.Errorf("engine: key %q holds the object marker without an object", ent.Key)
+				return false
+			}
+		}
 		var d int64
 		var sched bool
 		if w != nil {
@@ -98,6 +105,9 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 	})
 	if err != nil {
 		return err
+	}
+	if len(s.Aux.objects) != objects || s.Aux.objects != nil && objects == 0 {
+		return fmt.Errorf("engine: shard %d: %d objects kept for %d keys holding one", i, len(s.Aux.objects), objects)
 	}
 	if reserved != s.Aux.reserved {
 		return fmt.Errorf("engine: shard %d: holds %d reserved keys, counts %d", i, reserved, s.Aux.reserved)

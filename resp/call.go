@@ -14,6 +14,7 @@ import (
 // Error replies handlers share, as Redis words them.
 const (
 	errSyntax      = "ERR syntax error"
+	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	errNotInteger  = "ERR value is not an integer or out of range"
 	errNotFloat    = "ERR value is not a valid float"
 	errOverflow    = "ERR increment or decrement would overflow"
@@ -62,6 +63,24 @@ func (x *call) atomic(keys []string, fn func(st store)) {
 	updateBy(x.c, x.s.DB(x.db), keys, fn)
 }
 
+// locked runs fn with the selected database's shards of keys locked and
+// one frozen time: in its own engine section, or at once inside the
+// transaction or script the command runs in. Typed values are read and
+// changed only so (an Object is reachable only through a section). Its
+// own section is tagged with the client, as updateBy's.
+func (x *call) locked(keys []string, fn func(tx *engine.Tx)) {
+	if tx, ok := x.st.(*engine.Tx); ok && x.tx {
+		fn(tx)
+		return
+	}
+	x.s.DB(x.db).Update(keys, func(tx *engine.Tx) {
+		if x.c != nil {
+			tx.SetTag(x.c)
+		}
+		fn(tx)
+	})
+}
+
 // intArg parses argument i as Redis's string2ll, replying the error if it
 // is not an integer.
 func (x *call) intArg(i int) (int64, bool) {
@@ -88,6 +107,8 @@ func (x *call) engineErr(err error) {
 		x.w.errorReply(errNotInteger)
 	case engine.ErrOverflow:
 		x.w.errorReply(errOverflow)
+	case engine.ErrWrongType:
+		x.w.errorReply(errWrongType)
 	default:
 		x.w.errorReply("ERR " + err.Error())
 	}

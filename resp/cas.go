@@ -46,9 +46,8 @@ func (x *call) digestMatches(value string, d []byte) (equal, ok bool) {
 
 // cmdDigest is DIGEST key: nil for a missing key.
 func cmdDigest(x *call) {
-	v, ok := x.st.Get(x.key(1))
+	v, ok := x.getString(x.st, x.key(1))
 	if !ok {
-		x.w.null()
 		return
 	}
 	x.w.bulkString(digest(v))
@@ -61,6 +60,9 @@ func cmdDigest(x *call) {
 func (x *call) setIfDigest(a engine.SetArgs, flags int, d []byte) {
 	key, val := x.key(1), string(x.args[2])
 	x.atomic([]string{key}, func(st store) {
+		if x.wrongType(st, key) {
+			return
+		}
 		old, exists := st.Get(key)
 		write := flags&optIFDNE != 0
 		if exists {
@@ -104,15 +106,22 @@ func cmdDelEx(x *call) {
 	cond, arg := x.args[2], x.args[3]
 	if equalFold(cond, "ifeq") {
 		// The lock release: one engine call, lock-free when it fails.
-		if x.st.CompareAndDelete(key, string(arg)) {
+		switch {
+		case x.st.CompareAndDelete(key, string(arg)):
 			x.w.int(1)
-		} else {
+		case isTyped(x.st.Type(key)):
+			x.w.errorReply(errWrongType)
+		default:
 			x.w.int(0)
 		}
 		return
 	}
 	x.atomic([]string{key}, func(st store) {
-		v, ok := st.Get(key)
+		v, ok, wrong := stringOf(st, key)
+		if wrong {
+			x.w.errorReply(errWrongType)
+			return
+		}
 		if !ok {
 			x.w.int(0)
 			return

@@ -85,6 +85,15 @@ type conn struct {
 	events     uint32 // the readiness the loop saw
 
 	x call // reused for every command
+
+	// waiting is the blocking command the client waits on (blocked.go):
+	// it reads no request until it is answered. ready are the keys its
+	// last command made ready for waiters, served once it has finished.
+	// blockHook is set once its close hook for waiters is registered.
+	// Owned by the client's goroutine.
+	waiting   *waiter
+	ready     []blockKey
+	blockHook bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

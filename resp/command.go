@@ -232,6 +232,9 @@ func cmdCommandGetKeys(x *call) {
 		return
 	}
 	pos, ok := cmd.keys.positions(args)
+	if cmd.findKeys != nil {
+		pos = cmd.findKeys(args)
+	}
 	if !ok && cmd.flags&noMandatoryKeys == 0 {
 		x.w.errorReply("ERR Invalid arguments specified for command")
 		return

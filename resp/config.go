@@ -11,7 +11,7 @@ import (
 
 // configGet returns the configuration parameters CONFIG GET reports.
 func (s *Server) configGet() map[string]string {
-	return map[string]string{
+	cfg := map[string]string{
 		"save":                       "",
 		"appendonly":                 "no",
 		"databases":                  strconv.Itoa(Databases),
@@ -40,6 +40,24 @@ func (s *Server) configGet() map[string]string {
 		"loglevel":                   "notice",
 		"protected-mode":             "no",
 	}
+	for i, l := range limitNames {
+		cfg[l.name] = strconv.FormatInt(s.limit(i), 10)
+		if l.alias != "" {
+			cfg[l.alias] = cfg[l.name]
+		}
+	}
+	return cfg
+}
+
+// limitIndex returns the encoding limit a CONFIG name (or alias) names,
+// -1 if none.
+func limitIndex(name string) int {
+	for i, l := range limitNames {
+		if name == l.name || name == l.alias {
+			return i
+		}
+	}
+	return -1
 }
 
 func cmdConfigGet(x *call) {
@@ -121,12 +139,20 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 		}
 		return func() { s.trk.maxKeys.Store(n) }, ""
 	}
+	if j := limitIndex(strings.ToLower(name)); j >= 0 {
+		n, ok := parseInt([]byte(value))
+		if !ok {
+			return failed("argument couldn't be parsed into an integer")
+		}
+		return func() { s.encLimits[j].Store(n) }, ""
+	}
 	return nil, "ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(name) + "'"
 }
 
 // ConfigSet sets a configuration parameter as CONFIG SET does, for the
 // parameters CONFIG SET accepts (notify-keyspace-events,
-// client-output-buffer-limit, tracking-table-max-keys, requirepass, and
+// client-output-buffer-limit, tracking-table-max-keys, the encoding
+// limits (hash-max-listpack-entries and the rest), requirepass, and
 // the persistence settings it ignores), and returns CONFIG SET's error
 // for a parameter it does not know or a bad value, changing nothing. It
 // lets a test enable keyspace notifications without a client, and

@@ -100,13 +100,8 @@ func cmdSwapDB(x *call) {
 		return
 	}
 	if a != b {
-		swap := func(t *txSet) {
-			sa, sb := t.get(a), t.get(b)
-			restoreA, restoreB := quiet(sa), quiet(sb)
-			swapStores(sa, sb) // no keyspace events, as in Redis
-			restoreA()
-			restoreB()
-		}
+		swap := func(t *txSet) { swapStores(t.get(a), t.get(b)) }
+		defer x.signalWaited(a, b)
 		if x.tx {
 			swap(x.txs) // cmdExec and cmdEval hold every database for allDBs
 		} else {
@@ -130,6 +125,8 @@ func (x *call) swapIndexArg(i int, msg string) (int, bool) {
 // swapStores exchanges the live keys of two databases held by one
 // section, with their values and deadlines.
 func swapStores(a, b store) {
+	defer quietly(a)()
+	defer quietly(b)()
 	ea, eb := snapshot(a), snapshot(b)
 	clearStore(a, ea)
 	clearStore(b, eb)
@@ -137,9 +134,11 @@ func swapStores(a, b store) {
 	restore(b, ea)
 }
 
-// storedKey is a key with its value and deadline (zero: none).
+// storedKey is a key with its value (a string, or obj) and deadline
+// (zero: none).
 type storedKey struct {
 	key, value string
+	obj        engine.Object
 	at         time.Time
 }
 
@@ -149,7 +148,11 @@ func snapshot(st store) []storedKey {
 	st.RangeAll(func(k string) bool {
 		v, _ := st.Get(k)
 		at, _ := st.ExpireTime(k)
-		out = append(out, storedKey{key: k, value: v, at: at})
+		var obj engine.Object
+		if o, ok := st.(objects); ok {
+			obj, _ = o.Object(k)
+		}
+		out = append(out, storedKey{key: k, value: v, obj: obj, at: at})
 		return true
 	})
 	return out
@@ -167,6 +170,13 @@ func clearStore(st store, es []storedKey) {
 // restore writes es into st.
 func restore(st store, es []storedKey) {
 	for _, e := range es {
+		if e.obj != nil {
+			st.(objects).SetObject(e.key, e.obj, engine.KindNew)
+			if !e.at.IsZero() {
+				_, _ = st.PExpireAtCond(e.key, e.at, engine.ExpireAlways)
+			}
+			continue
+		}
 		if e.at.IsZero() {
 			st.Set(e.key, e.value)
 		} else if _, err := st.SetWith(e.key, e.value, engine.SetArgs{At: e.at}); err != nil {

@@ -25,6 +25,7 @@ type store interface {
 	GetDel(key string) (string, bool)
 	Del(keys ...string) int
 	Exists(key string) bool
+	Type(key string) string
 	PExpireAtCond(key string, at time.Time, cond engine.ExpireCond) (bool, error)
 	PTTL(key string) (time.Duration, bool)
 	GetPTTL(key string) (string, time.Duration, bool)
@@ -34,6 +35,34 @@ type store interface {
 	CompareAndDelete(key, value string) bool
 	RangeAll(fn func(key string) bool)
 	FlushAll()
+}
+
+// objects is a store inside an engine section (an engine.Tx), which also
+// holds typed values and lets a command name its changes.
+type objects interface {
+	Object(key string) (engine.Object, bool)
+	SetObject(key string, obj engine.Object, kind engine.Kind)
+	Notify(key string, kind engine.Kind)
+	Quiet(quiet bool) bool
+}
+
+// quietly makes st's section name its changes itself (engine.Tx.Quiet)
+// and returns the function that restores it; a store outside a section
+// has nothing to quiet.
+func quietly(st store) (restore func()) {
+	if o, ok := st.(objects); ok {
+		was := o.Quiet(true)
+		return func() { o.Quiet(was) }
+	}
+	return func() {}
+}
+
+// notify reports a change of key named kind in st's section, if st is
+// one.
+func notify(st store, key string, kind engine.Kind) {
+	if o, ok := st.(objects); ok {
+		o.Notify(key, kind)
+	}
 }
 
 // update runs fn inside an engine section over keys (every shard when keys
@@ -52,25 +81,6 @@ func updateBy(c *conn, e *engine.Engine, keys []string, fn func(st store)) {
 		}
 		fn(tx)
 	})
-}
-
-// quiet withholds st's own events from the change feed until restore is
-// called, for a command that names its changes itself with notify, as
-// Redis's commands name their keyspace events (APPEND is "append", not
-// "set"). On an engine (outside a section) both do nothing.
-func quiet(st store) (restore func()) {
-	if tx, ok := st.(*engine.Tx); ok {
-		was := tx.Quiet(true)
-		return func() { tx.Quiet(was) }
-	}
-	return func() {}
-}
-
-// notify reports a change of key named kind to st's change feed.
-func notify(st store, key string, kind engine.Kind) {
-	if tx, ok := st.(*engine.Tx); ok {
-		tx.Notify(key, kind)
-	}
 }
 
 func engineClock(e *engine.Engine) clock.Clock { return e.Clock() }

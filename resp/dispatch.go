@@ -98,6 +98,9 @@ func (c *conn) run(cmd *command, args [][]byte) {
 	if len(c.pendingInv) > 0 || len(c.pendingNew) > 0 || c.caching || c.quit {
 		s.trackingAfterCommand(c, cmd)
 	}
+	if len(c.ready) > 0 {
+		s.serveReady(c) // after the command's invalidations, as Redis's handleClientsBlockedOnKeys
+	}
 	s.updateFeed()
 }
 
@@ -108,9 +111,11 @@ func (c *conn) run(cmd *command, args [][]byte) {
 // or pub/sub messages in RESP3, where its own come before its reply), or
 // when BCAST clients gather each command's changed keys into one
 // message. Scripts and transactions tag the sections they make already;
-// pub/sub commands name channels, not keys.
+// pub/sub commands name channels, not keys; a blocking command must not
+// run as a transaction's (it would not block), and makes its own tagged
+// sections (call.locked).
 func (c *conn) sectioned(cmd *command) bool {
-	if cmd.keys == (keySpec{}) || cmd.flags&(readonly|write) == 0 || cmd.flags&pubSub != 0 ||
+	if cmd.keys == (keySpec{}) || cmd.flags&(readonly|write) == 0 || cmd.flags&(pubSub|blocking) != 0 ||
 		cmd.acl&aclScripting != 0 {
 		return false
 	}
@@ -136,10 +141,13 @@ func (x *call) runSectioned() {
 		x.s.called(x, false)
 		return
 	}
-	keys := make([]string, len(pos))
-	for i, p := range pos {
-		keys[i] = string(x.args[p])
-	}
+	var keys []string // nil: every key of the database
+	if x.cmd.flags&movableKeys == 0 || x.cmd.keys.numkeys != 0 {
+		keys = make([]string, len(pos))
+		for i, p := range pos {
+			keys[i] = string(x.args[p])
+		}
+	} // else keys its spec cannot name (SORT's BY, GET and STORE)
 	updateBy(x.c, x.s.DB(x.db), keys, func(st store) {
 		var t txSet
 		t.st[x.db] = st

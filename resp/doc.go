@@ -67,9 +67,70 @@
 //
 // Replies, error texts and RESP2/RESP3 shapes are Redis 7.0.15's (the
 // version RedisVersion reports), compared byte for byte with a real
-// redis-server by the package's differential test. nxkv stores strings
-// only: commands of other data types, and any command not implemented,
-// reply Redis's unknown-command error, never a wrong answer. There are no
+// redis-server by the package's differential test. Commands of the types
+// nxkv lacks (streams, HyperLogLog, geo, bitmaps) and any command not
+// implemented reply Redis's unknown-command error, never a wrong answer.
+// INFO errorstats counts error replies as Redis does (an error a command
+// replies inside a script once, where it is replied); past 128 different
+// error codes it stops adding codes and shows ERRORSTATS_DISABLED, as Redis
+// 7.2 does and 7.0 did not, so that invented codes cannot grow the table
+// without bound.
+//
+// # Types
+//
+// Every key has a type: a string, a hash, a list, a set or a sorted set,
+// with Redis 7.0's commands, WRONGTYPE from every command of every type
+// (inside MULTI and Lua too), and OBJECT ENCODING's names for the small
+// and large forms. A string is the engine's own value; the other types
+// are engine Objects (see package engine): the key's entry and deadline
+// are a string's, so expiry, WATCH, the change feed, DEL, RENAME, COPY,
+// MOVE, SWAPDB, SCAN and FLUSH treat every type alike, and the value is
+// read and changed only in an engine section holding the key, one per
+// command or the transaction's or script's. Each change reports Redis's
+// keyspace event ("hset", "lpush", "zadd", ..., "new" for a key created,
+// "del" for a value emptied). Structures and their costs per element
+// (measured by BenchmarkTypeMemory with 100,000 elements: the live heap
+// besides the elements' own bytes; a key adds the engine's entry and
+// index slot and an Objects map entry, about 100 bytes):
+//
+//	hash        listpack: a slice of fields and values in insertion order, searched
+//	            linearly (while at most hash-max-listpack-entries, 128): 38 bytes a field;
+//	            then a hash table, the slice plus an index, O(1): 73 bytes a field
+//	set         intset: a sorted slice of int64, O(log n) lookups (while at most
+//	            set-max-intset-entries, 512): 9 bytes a member; then a hash table, O(1):
+//	            54 bytes a member
+//	list        quicklist (as Redis 7.0 names every list): a ring buffer, O(1) at both
+//	            ends and by index: 21 bytes an element (16 to 64 as it fills and drains)
+//	sorted set  listpack: a sorted slice (while at most 128): 27 bytes an element; then
+//	            a skip list with spans (O(log n) inserts, deletes, ranks and range
+//	            starts) and a member table: 148 bytes an element
+//
+// A small form converts to the large one at Redis's limits, which CONFIG
+// SET changes, and never back, as in Redis; a structure's memory shrinks
+// as it drains. Replies come in Redis's order wherever Redis's is defined
+// by the value (listpacks, intsets, sorted sets, lists); where it is a
+// hash table's, nxkv's order differs. HSCAN, SSCAN and ZSCAN return a
+// small value whole, as Redis does, and walk a large one with a cursor
+// that never misses an element present for the whole scan.
+//
+// The blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP) wait as Redis's do: a waiting client reads no further
+// request; the waiters of a key are served in the order they blocked,
+// once the command that gave the key data has finished (all of EXEC or
+// of a script); each element goes to one client; a timeout, in fractions
+// of a second, runs on the server's clock (an injected clock drives it);
+// CLIENT UNBLOCK ends a wait; a client that closes while waiting leaves
+// nothing behind. Inside MULTI and scripts they never wait.
+//
+// Deviations: OBJECT ENCODING names a string's encoding by its length
+// (Redis's raw for a short string built by APPEND or SETRANGE is embstr
+// here); OBJECT IDLETIME is 0 and FREQ is Redis's error for a server
+// without an LFU policy; MEMORY USAGE is an estimate from these layouts;
+// HRANDFIELD, SRANDMEMBER and ZRANDMEMBER refuse a negative count past
+// 16M elements (Redis would build the reply); DUMP and RESTORE are not
+// implemented. SORT and SORT_RO compare strings byte by byte (Redis's
+// strcoll in the C locale), and elements whose BY values tie keep their
+// value's order, which for a hash-table set is not Redis's. There are no
 // function libraries: FUNCTION FLUSH succeeds with nothing to flush (so
 // harnesses that clear a server between tests run) and the other FUNCTION
 // subcommands are unknown. The databases are engines of their own, and
@@ -256,11 +317,11 @@ package resp
 // shared by all layers: they hold each subsystem's state.
 //
 //	layer     files
-//	util      util.go glob.go splitargs.go longdouble.go cpu_unix.go cpu_other.go
+//	util      util.go glob.go splitargs.go longdouble.go cpu_unix.go cpu_other.go dense.go deque.go skiplist.go
 //	protocol  reader.go writer.go
 //	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
-//	commands  t_string.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
+//	commands  object.go t_string.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
 //	api       server.go testhelper.go doc.go
 //

@@ -357,20 +357,22 @@ func (run *scriptRun) Call(args [][]byte, r *lua.Reply) {
 func (run *scriptRun) simple(s string) { run.rep.Simple(s) }
 func (run *scriptRun) errorReply(s string) {
 	run.fresh++
+	run.s.errs.count(s) // counted here, as Redis counts a called command's error
 	run.rep.Error(s)
 }
-func (run *scriptRun) int(n int64)         { run.rep.Int(n) }
-func (run *scriptRun) bulk(b []byte)       { run.rep.Bulk(b) }
-func (run *scriptRun) bulkString(s string) { run.rep.BulkString(s) }
-func (run *scriptRun) null()               { run.rep.Null() }
-func (run *scriptRun) nullArray()          { run.rep.NullArray() }
-func (run *scriptRun) array(n int)         { run.rep.Array(n) }
-func (run *scriptRun) mapHeader(n int)     { run.rep.Map(n) }
-func (run *scriptRun) set(n int)           { run.rep.Set(n) }
-func (run *scriptRun) double(f float64)    { run.rep.Double(f) }
-func (run *scriptRun) boolean(b bool)      { run.rep.Bool(b) }
-func (run *scriptRun) verbatim(s string)   { run.rep.Verbatim(s) }
-func (run *scriptRun) resp3() bool         { return run.rep.RESP3() }
+func (run *scriptRun) countedErrorReply(s string) { run.errorReply(s) }
+func (run *scriptRun) int(n int64)                { run.rep.Int(n) }
+func (run *scriptRun) bulk(b []byte)              { run.rep.Bulk(b) }
+func (run *scriptRun) bulkString(s string)        { run.rep.BulkString(s) }
+func (run *scriptRun) null()                      { run.rep.Null() }
+func (run *scriptRun) nullArray()                 { run.rep.NullArray() }
+func (run *scriptRun) array(n int)                { run.rep.Array(n) }
+func (run *scriptRun) mapHeader(n int)            { run.rep.Map(n) }
+func (run *scriptRun) set(n int)                  { run.rep.Set(n) }
+func (run *scriptRun) double(f float64)           { run.rep.Double(f) }
+func (run *scriptRun) boolean(b bool)             { run.rep.Bool(b) }
+func (run *scriptRun) verbatim(s string)          { run.rep.Verbatim(s) }
+func (run *scriptRun) resp3() bool                { return run.rep.RESP3() }
 func (run *scriptRun) takeErrors() int {
 	n := run.fresh
 	run.fresh = 0
@@ -379,16 +381,17 @@ func (run *scriptRun) takeErrors() int {
 
 // The script's result, converted by the runtime, goes to the client.
 
-func (run *scriptRun) Simple(s string)     { run.out.simple(s) }
-func (run *scriptRun) Error(s string)      { run.out.errorReply(s) }
-func (run *scriptRun) Int(n int64)         { run.out.int(n) }
-func (run *scriptRun) BulkString(s string) { run.out.bulkString(s) }
-func (run *scriptRun) Null()               { run.out.null() }
-func (run *scriptRun) Bool(b bool)         { run.out.boolean(b) }
-func (run *scriptRun) Double(f float64)    { run.out.double(f) }
-func (run *scriptRun) Array(n int)         { run.out.array(n) }
-func (run *scriptRun) Map(n int)           { run.out.mapHeader(n) }
-func (run *scriptRun) Set(n int)           { run.out.set(n) }
+func (run *scriptRun) Simple(s string)       { run.out.simple(s) }
+func (run *scriptRun) Error(s string)        { run.out.errorReply(s) }
+func (run *scriptRun) CountedError(s string) { run.out.countedErrorReply(s) }
+func (run *scriptRun) Int(n int64)           { run.out.int(n) }
+func (run *scriptRun) BulkString(s string)   { run.out.bulkString(s) }
+func (run *scriptRun) Null()                 { run.out.null() }
+func (run *scriptRun) Bool(b bool)           { run.out.boolean(b) }
+func (run *scriptRun) Double(f float64)      { run.out.double(f) }
+func (run *scriptRun) Array(n int)           { run.out.array(n) }
+func (run *scriptRun) Map(n int)             { run.out.mapHeader(n) }
+func (run *scriptRun) Set(n int)             { run.out.set(n) }
 
 func cmdScriptLoad(x *call) {
 	sc, msg := x.s.scripts.load(string(x.args[2]))

@@ -64,6 +64,17 @@ func PlantUnlockedScripts(s *Server) { s.unlockedScripts = true }
 // test can show that the differential test catches it.
 func PlantPushBug(s *Server, feature string) { s.plantedPush = feature }
 
+// Blocks reports whether the command named (as CommandNames names it) may
+// block its client.
+func Blocks(name string) bool {
+	c := lookupName([]byte(name))
+	return c != nil && c.flags&blocking != 0
+}
+
+// PlantLIFOWaiters plants a bug for the blocking pops' checks: a ready key
+// serves its waiters newest first.
+func PlantLIFOWaiters(s *Server) { s.lifoWaiters = true }
+
 // fakeConn is a net.Conn reading a fixed input and recording what is
 // written.
 type fakeConn struct {

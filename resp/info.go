@@ -113,7 +113,7 @@ func (x *call) infoSection(name string) string {
 		line("connected_clients", s.clients())
 		line("cluster_connections", 0)
 		line("maxclients", 10000)
-		line("blocked_clients", 0)
+		line("blocked_clients", s.blockedClients())
 		line("tracking_clients", s.trk.clientCount.Load())
 	case "memory":
 		var m runtime.MemStats

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
 	"github.com/nxkv/nxkv/engine"
 )
@@ -46,12 +47,11 @@ func cmdExists(x *call) {
 }
 
 func cmdType(x *call) {
-	if x.st.Exists(x.key(1)) {
-		x.w.simple("string")
-	} else {
+	t := x.st.Type(x.key(1))
+	if t == engine.TypeNone {
 		x.miss(x.key(1))
-		x.w.simple("none")
 	}
+	x.w.simple(t)
 }
 
 // cmdKeys lists the keys matching a pattern, atomically (the whole
@@ -96,6 +96,41 @@ func parseCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
+// scanOptions parses SCAN's options from argument from on: COUNT (10 by
+// default, at least 1), MATCH (usePat false for "*") and, for the
+// keyspace's SCAN only, TYPE; ok is false after replying the error.
+func (x *call) scanOptions(from int, keyspace bool) (count int64, pat string, usePat bool, typ string, ok bool) {
+	count = 10
+	for i := from; i < len(x.args); {
+		more := len(x.args) - i
+		switch {
+		case equalFold(x.args[i], "count") && more >= 2:
+			n, ok := parseInt(x.args[i+1])
+			if !ok {
+				x.w.errorReply(errNotInteger)
+				return 0, "", false, "", false
+			}
+			if n < 1 {
+				x.w.errorReply(errSyntax)
+				return 0, "", false, "", false
+			}
+			count = n
+			i += 2
+		case equalFold(x.args[i], "match") && more >= 2:
+			pat = string(x.args[i+1])
+			usePat = pat != "*"
+			i += 2
+		case keyspace && equalFold(x.args[i], "type") && more >= 2:
+			typ = string(x.args[i+1])
+			i += 2
+		default:
+			x.w.errorReply(errSyntax)
+			return 0, "", false, "", false
+		}
+	}
+	return count, pat, usePat, typ, true
+}
+
 // cmdScan is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]. The cursor
 // walks the engine's shards; every key present for the whole iteration is
 // returned at least once, as Redis guarantees. Inside a transaction one
@@ -106,50 +141,27 @@ func cmdScan(x *call) {
 		x.w.errorReply("ERR invalid cursor")
 		return
 	}
-	count := int64(10)
-	pat, usePat, typeOK := "", false, true
-	for i := 2; i < len(x.args); {
-		more := len(x.args) - i
-		switch {
-		case equalFold(x.args[i], "count") && more >= 2:
-			n, ok := parseInt(x.args[i+1])
-			if !ok {
-				x.w.errorReply(errNotInteger)
-				return
-			}
-			if n < 1 {
-				x.w.errorReply(errSyntax)
-				return
-			}
-			count = n
-			i += 2
-		case equalFold(x.args[i], "match") && more >= 2:
-			pat = string(x.args[i+1])
-			usePat = pat != "*"
-			i += 2
-		case equalFold(x.args[i], "type") && more >= 2:
-			typeOK = equalFold(x.args[i+1], "string")
-			i += 2
-		default:
-			x.w.errorReply(errSyntax)
-			return
-		}
+	count, pat, usePat, typ, ok := x.scanOptions(2, true)
+	if !ok {
+		return
 	}
 	var keys []string
-	add := func(k string) {
-		if typeOK && (!usePat || globMatch(pat, k)) {
-			keys = append(keys, k)
+	add := func(st store, k string) {
+		if !usePat || globMatch(pat, k) {
+			if typ == "" || strings.EqualFold(typ, st.Type(k)) {
+				keys = append(keys, k)
+			}
 		}
 	}
 	next := uint64(0)
 	if x.tx {
-		x.st.RangeAll(func(k string) bool { add(k); return true })
+		x.st.RangeAll(func(k string) bool { add(x.st, k); return true })
 	} else {
 		e := x.s.DB(x.db)
 		visited := int64(0)
 		next = cursor
 		for {
-			next = scan(e, next, func(k string) { visited++; add(k) })
+			next = scan(e, next, func(k string) { visited++; add(e, k) })
 			if next == 0 || visited >= count {
 				break
 			}
@@ -163,11 +175,27 @@ func cmdScan(x *call) {
 	}
 }
 
-// moveValue copies key's value and deadline from src to dst (as key dkey),
-// deleting it from src unless keep. The key is known to exist in src.
+// moveValue copies key's value (of any type: COPY copies a typed value,
+// RENAME and MOVE move it) and deadline from src to dst (as key dkey),
+// deleting it from src unless keep. The key is known to exist in src. Its
+// callers' sections are quiet and name the changes as Redis does.
 func moveValue(src store, key string, dst store, dkey string, keep bool) {
-	v, _ := src.Get(key)
 	at, _ := src.ExpireTime(key)
+	if so, ok := src.(objects); ok {
+		if obj, _ := so.Object(key); obj != nil {
+			if keep {
+				obj = obj.(copier).clone()
+			} else {
+				src.Del(key)
+			}
+			dst.(objects).SetObject(dkey, obj, engine.KindNew)
+			if !at.IsZero() {
+				_, _ = dst.PExpireAtCond(dkey, at, engine.ExpireAlways)
+			}
+			return
+		}
+	}
+	v, _ := src.Get(key)
 	if !keep {
 		src.Del(key)
 	}
@@ -202,12 +230,13 @@ func cmdRename(x *call) {
 			x.w.int(0)
 			return
 		}
-		restore := quiet(st)
+		defer quietly(st)()
+		st.Del(dst)
 		moveValue(st, src, st, dst, false)
-		restore()
 		notify(st, dst, engine.KindNew)
 		notify(st, src, engine.KindRenameFrom)
 		notify(st, dst, engine.KindRenameTo)
+		x.signalReady(x.db, dst)
 		if nx {
 			x.w.int(1)
 		} else {
@@ -247,19 +276,16 @@ func cmdCopy(x *call) {
 			x.w.int(0)
 			return
 		}
-		exists := d.Exists(dst)
-		if exists && !replace {
+		if d.Exists(dst) && !replace {
 			x.w.int(0)
 			return
 		}
-		restore := quiet(d)
-		if exists {
-			d.Del(dst)
-		}
+		defer quietly(d)()
+		d.Del(dst)
 		moveValue(s, src, d, dst, true)
-		restore()
 		notify(d, dst, engine.KindNew)
 		notify(d, dst, engine.KindCopyTo)
+		x.signalReady(dstDB, dst)
 		x.w.int(1)
 	})
 }
@@ -298,13 +324,13 @@ func cmdMove(x *call) {
 			x.w.int(0)
 			return
 		}
-		restoreS, restoreD := quiet(s), quiet(d)
+		defer quietly(s)()
+		defer quietly(d)()
 		moveValue(s, key, d, key, false)
-		restoreS()
-		restoreD()
 		notify(d, key, engine.KindNew)
 		notify(s, key, engine.KindMoveFrom)
 		notify(d, key, engine.KindMoveTo)
+		x.signalReady(dstDB, key)
 		x.w.int(1)
 	})
 }

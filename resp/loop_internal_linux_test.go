@@ -38,6 +38,7 @@ func TestLoopRunsRequestsBehindADrainedReply(t *testing.T) {
 	lp := &loop{s: s, epfd: epfd, wakefd: -1, conns: map[int]*conn{}}
 	c := newConn(s, fdConn{fd: server})
 	c.fd = server
+	lp.adopt(c)
 	lp.add(c)
 	defer c.closeFD()
 

@@ -33,6 +33,9 @@ type loop struct {
 	// write (a system call for the kicker, and a wake-up more for the
 	// loop), since the loop takes it before it waits again.
 	awake bool
+	// fdsClosed, guarded by mu, is set when shutdown closes epfd and
+	// wakefd: nothing may use their numbers after.
+	fdsClosed bool
 
 	wakeups atomic.Int64 // epoll_wait returns, for tests
 }
@@ -105,10 +108,15 @@ func (lp *loop) kick(c *conn) {
 	}
 }
 
-// signal wakes the loop's epoll_wait through its eventfd.
+// signal wakes the loop's epoll_wait through its eventfd, unless the loop
+// has closed it (a later file may have its number).
 func (lp *loop) signal() {
 	var one = [8]byte{1}
-	_, _ = syscall.Write(lp.wakefd, one[:])
+	lp.mu.Lock()
+	if !lp.fdsClosed {
+		_, _ = syscall.Write(lp.wakefd, one[:])
+	}
+	lp.mu.Unlock()
 }
 
 // detach moves a socket connection off Go's poller: c takes a duplicate of
@@ -149,10 +157,15 @@ func (c *conn) closeDetached() {
 	}
 }
 
-// add starts serving a detached connection on the loop.
-func (lp *loop) add(c *conn) {
+// adopt makes lp c's owner: pushes to c wake lp. It runs before c is
+// listed anywhere a pusher could find it.
+func (lp *loop) adopt(c *conn) {
 	c.lp = lp
 	c.kick = func() { lp.kick(c) }
+}
+
+// add starts serving a detached connection on the loop (adopted by it).
+func (lp *loop) add(c *conn) {
 	lp.mu.Lock()
 	if lp.closing {
 		lp.mu.Unlock()
@@ -246,6 +259,10 @@ func (c *conn) onKick() {
 	if c.blocked {
 		return // behind replies the client has not read: EPOLLOUT writes it all
 	}
+	if c.resumed() {
+		c.runPending() // a blocking command was answered: run what waits behind it
+		return
+	}
 	if !c.flushFD() {
 		c.closeFD()
 		return
@@ -265,8 +282,12 @@ func (lp *loop) shutdown() {
 	for _, c := range conns {
 		c.closeFD()
 	}
+	lp.mu.Lock()
+	lp.fdsClosed = true
+	lp.kicked = nil
 	syscall.Close(lp.epfd)
 	syscall.Close(lp.wakefd)
+	lp.mu.Unlock()
 }
 
 // onEvents handles the socket's readiness: drain pending replies when

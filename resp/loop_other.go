@@ -13,5 +13,6 @@ func (lp *loop) stop()                  {}
 func (c *conn) detach(nc net.Conn) bool { return false }
 func (lp *loop) add(c *conn)            {}
 func (lp *loop) kick(c *conn)           {}
+func (lp *loop) adopt(c *conn)          {}
 func (c *conn) flushFD() bool           { return true }
 func (c *conn) closeDetached()          {}

@@ -29,6 +29,10 @@ func (c *conn) serve() {
 			if c.takeOutbox() != nil || !c.flush() {
 				return
 			}
+			if c.resumed() {
+				err = nil // a blocking command was answered: run what waits behind it
+				break
+			}
 			err = c.rd.fill()
 		}
 		if err != nil {
@@ -61,7 +65,7 @@ func (c *conn) release() {
 // after writing the replies it has. In an event loop it stops early, with
 // requests left, when the client does not read its replies (blocked).
 func (c *conn) process() bool {
-	for !c.blocked {
+	for !c.blocked && !c.parked() {
 		args, err := c.rd.parse()
 		if err != nil {
 			if pe, ok := err.(protoError); ok {
@@ -89,6 +93,12 @@ func (c *conn) process() bool {
 		c.dispatch(args)
 		if c.quit {
 			c.flushAll()
+			return false
+		}
+		if c.overOutputLimit() {
+			// As Redis after adding a reply: closed at once, its pending
+			// output dropped.
+			c.w.buf = c.w.buf[:0]
 			return false
 		}
 		if len(c.w.buf) >= flushAt && !c.flush() {
@@ -256,6 +266,9 @@ func (s *Server) serve(nc net.Conn) bool {
 		s.mu.Unlock()
 		if lp != nil && !c.detach(nc) {
 			lp = nil // no duplicate of the socket: serve it on a goroutine
+		}
+		if lp != nil {
+			lp.adopt(c) // before the server lists c, where pushers find it
 		}
 	}
 	s.mu.Lock()

@@ -14,6 +14,7 @@ package resp
 
 import (
 	"errors"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ const (
 // client as soon as its pending output passes it; soft closes it once the
 // output has stayed past it for softFor. Zero disables a limit.
 type outputLimit struct {
-	hard, soft int64
+	hard, soft uint64
 	softFor    time.Duration
 }
 
@@ -74,18 +75,22 @@ var defaultOutputLimits = outputLimits{
 // String formats the limits as CONFIG GET client-output-buffer-limit.
 func (l outputLimits) String() string {
 	f := func(name string, o outputLimit) string {
-		return name + " " + strconv.FormatInt(o.hard, 10) + " " + strconv.FormatInt(o.soft, 10) + " " +
+		return name + " " + strconv.FormatUint(o.hard, 10) + " " + strconv.FormatUint(o.soft, 10) + " " +
 			strconv.FormatInt(int64(o.softFor/time.Second), 10)
 	}
 	return f("normal", l.normal) + " " + f("slave", l.replica) + " " + f("pubsub", l.pubsub)
 }
 
 // parseOutputLimits applies CONFIG SET client-output-buffer-limit's value
-// (class hard soft seconds, repeated; sizes in bytes or with Redis's
-// units) to l, all or nothing. On a malformed value it returns l unchanged
-// and Redis's reason.
+// to l, all or nothing, as Redis's updateClientOutputBufferLimit reads it:
+// fields split on single spaces, class hard soft seconds repeated, sizes
+// as memtoull reads them, seconds as strtoll reads them, stored in a C int.
+// On a malformed value it returns l unchanged and Redis's reason.
 func parseOutputLimits(l outputLimits, v string) (outputLimits, string) {
-	f := strings.Fields(v)
+	var f []string
+	if v != "" {
+		f = strings.Split(v, " ")
+	}
 	if len(f)%4 != 0 {
 		return l, "Wrong number of arguments in buffer limit configuration."
 	}
@@ -104,34 +109,86 @@ func parseOutputLimits(l outputLimits, v string) (outputLimits, string) {
 		}
 		hard, ok1 := parseMemory(f[i+1])
 		soft, ok2 := parseMemory(f[i+2])
-		secs, err := strconv.ParseInt(f[i+3], 10, 32)
-		if !ok1 || !ok2 || err != nil || secs < 0 {
+		secs, ok3 := parseCLong(f[i+3])
+		if !ok1 || !ok2 || !ok3 || int32(secs) < 0 {
 			return l, "Error in hard, soft or soft_seconds setting in buffer limit configuration."
 		}
-		*o = outputLimit{hard: hard, soft: soft, softFor: time.Duration(secs) * time.Second}
+		*o = outputLimit{hard: hard, soft: soft, softFor: time.Duration(int32(secs)) * time.Second}
 	}
 	return next, ""
 }
 
-// parseMemory reads a size as Redis's memtoull: a number of bytes with an
-// optional unit (k, kb, m, mb, g, gb; k is 1000, kb 1024).
-func parseMemory(s string) (int64, bool) {
-	l := strings.ToLower(s)
-	mul := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mul    int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000}, {"b", 1}} {
-		if strings.HasSuffix(l, u.suffix) {
-			l, mul = strings.TrimSuffix(l, u.suffix), u.mul
-			break
-		}
+// parseMemory reads a size as Redis's memtoull: digits, then nothing or a
+// unit (b, k, kb, m, mb, g, gb in any case; k is 1000, kb 1024), no sign;
+// the number saturates at 2^64-1 as strtoull does and the product wraps as
+// C's unsigned arithmetic does.
+func parseMemory(s string) (uint64, bool) {
+	d := 0
+	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
+		d++
 	}
-	n, err := strconv.ParseInt(l, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mul {
+	var mul uint64
+	switch strings.ToLower(s[d:]) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1 << 10
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1 << 20
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1 << 30
+	default:
 		return 0, false
 	}
+	if d >= 128 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[:d], 10, 64)
+	if err != nil && d > 0 {
+		n = math.MaxUint64 // strtoull saturates
+	}
 	return n * mul, true
+}
+
+// parseCLong reads an integer as C's strtoll with the whole string
+// consumed: leading spaces and a sign allowed, saturating at the int64
+// bounds; an empty string is 0.
+func parseCLong(s string) (int64, bool) {
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	if t == "" {
+		return 0, s == "" // no digits: strtoll stops at the start
+	}
+	var n uint64
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return 0, false
+		}
+		if n > (math.MaxUint64-9)/10 {
+			n = math.MaxUint64 // saturated; the sign decides below
+		} else {
+			n = n*10 + uint64(t[i]-'0')
+		}
+	}
+	switch {
+	case neg && n > math.MaxInt64:
+		return math.MinInt64, true
+	case neg:
+		return -int64(n), true
+	case n > math.MaxInt64:
+		return math.MaxInt64, true
+	}
+	return int64(n), true
 }
 
 // push appends frame, encoded for c's protocol, to c's output and wakes
@@ -165,20 +222,46 @@ func (c *conn) push(frame []byte) bool {
 	return true
 }
 
+// overOutputLimit reports, for c's owner after one of c's commands, whether
+// c's pending output (its replies, pushes and unread bytes) passed the
+// limits of its class; if so c is marked killed, and its owner closes it.
+// With no limit for the class it costs one load.
+func (c *conn) overOutputLimit() bool {
+	if lim := c.limit(); lim.hard == 0 && lim.soft == 0 {
+		return false
+	}
+	c.noteUnflushed()
+	ob := &c.out
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.kill {
+		return true
+	}
+	if !c.overLimitLocked() {
+		return false
+	}
+	ob.kill, ob.closed, ob.buf = true, true, nil
+	ob.has.Store(true)
+	c.s.clientsKilled.Add(1)
+	return true
+}
+
+// limit returns the output limits of c's class.
+func (c *conn) limit() outputLimit {
+	if c.class() == classPubSub {
+		return c.s.outputLimits().pubsub
+	}
+	return c.s.outputLimits().normal
+}
+
 // overLimitLocked reports whether c's pending output passed the limits of
 // its class. ob.mu must be held.
 func (c *conn) overLimitLocked() bool {
 	ob := &c.out
-	var lim outputLimit
-	switch c.class() {
-	case classPubSub:
-		lim = c.s.outputLimits().pubsub
-	default:
-		lim = c.s.outputLimits().normal
-	}
-	n := int64(len(ob.buf)) + ob.unflushed.Load()
+	lim := c.limit()
+	n := uint64(len(ob.buf)) + uint64(ob.unflushed.Load())
 	if u, ok := c.nc.(unreader); ok {
-		n += u.unread() // written, never blocking, and not read
+		n += uint64(u.unread()) // written, never blocking, and not read
 	}
 	if lim.hard > 0 && n > lim.hard {
 		return true

@@ -41,6 +41,9 @@ func New(opts Options) *Server {
 	s.initPubsub()
 	s.initTracking()
 	s.newDB = s.dbCreated
+	for i, l := range limitNames {
+		s.encLimits[i].Store(l.def)
+	}
 	return s
 }
 

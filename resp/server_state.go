@@ -93,6 +93,36 @@ func (s *Server) clients() int {
 	return len(s.conns)
 }
 
+// The encoding limits of Server.limits, in the order of limitNames.
+const (
+	limitHashEntries = iota
+	limitHashValue
+	limitSetIntEntries
+	limitZsetEntries
+	limitZsetValue
+	limitListSize
+	limitListDepth
+	numLimits
+)
+
+// limitNames are the limits' CONFIG names, each with its older alias
+// (ziplist for listpack) and Redis's default.
+var limitNames = [numLimits]struct {
+	name, alias string
+	def         int64
+}{
+	{"hash-max-listpack-entries", "hash-max-ziplist-entries", 128},
+	{"hash-max-listpack-value", "hash-max-ziplist-value", 64},
+	{"set-max-intset-entries", "", 512},
+	{"zset-max-listpack-entries", "zset-max-ziplist-entries", 128},
+	{"zset-max-listpack-value", "zset-max-ziplist-value", 64},
+	{"list-max-listpack-size", "list-max-ziplist-size", -2},
+	{"list-compress-depth", "", 0},
+}
+
+// limit returns encoding limit i.
+func (s *Server) limit(i int) int64 { return s.encLimits[i].Load() }
+
 // Options configures a Server. The zero value selects every default.
 type Options struct {
 	// Engine is database 0. Nil: the server creates an engine with Clock
@@ -149,6 +179,13 @@ type Server struct {
 	commands atomic.Int64           // commands processed, for INFO
 	conns0   atomic.Int64           // connections accepted, for INFO
 
+	// encLimits are the sizes past which a typed value takes its large
+	// encoding, as Redis's hash-max-listpack-entries and the like (CONFIG
+	// SET changes them).
+	encLimits [numLimits]atomic.Int64
+
+	blocking blockRegistry // the clients blocked by blocking pops (blocked.go)
+
 	scripts  scriptCache
 	faults   faults
 	cmdStats []cmdStats // by command id, for INFO commandstats
@@ -175,6 +212,10 @@ type Server struct {
 	// plants a bug: scripts run without their atomic section, each
 	// redis.call on its own. The linearizability test shows it is caught.
 	unlockedScripts bool
+	// lifoWaiters, set only by the package's tests, plants a bug: a ready
+	// key serves its waiters newest first. The blocking pops' differential
+	// and linearizability tests show it is caught.
+	lifoWaiters bool
 	// scriptLimit, set only by the package's tests, replaces a script's
 	// time limit (five seconds) when it is not 0, so a test of the limit
 	// need not wait that long.

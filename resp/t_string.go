@@ -12,13 +12,57 @@ import (
 )
 
 func cmdGet(x *call) {
-	v, ok := x.st.Get(x.key(1))
+	v, ok := x.getString(x.st, x.key(1))
 	if !ok {
-		x.miss(x.key(1))
-		x.w.null()
 		return
 	}
 	x.w.bulkString(v)
+}
+
+// isTyped reports whether a type TYPE reports is one of the Object types:
+// a value string commands refuse with WRONGTYPE.
+func isTyped(t string) bool { return t != engine.TypeNone && t != engine.TypeString }
+
+// stringOf returns key's string value in st: found false for a missing
+// key; wrong true for a key of another type. Outside a section it reads
+// again if the key became a string between its two looks.
+func stringOf(st store, key string) (v string, found, wrong bool) {
+	for {
+		if v, ok := st.Get(key); ok {
+			return v, true, false
+		}
+		switch t := st.Type(key); {
+		case t == engine.TypeNone:
+			return "", false, false
+		case isTyped(t):
+			return "", false, true
+		}
+	}
+}
+
+// getString is GET's lookup: key's string value, or ok false after
+// replying nil for a missing key (with its keymiss event) or WRONGTYPE for
+// another type.
+func (x *call) getString(st store, key string) (string, bool) {
+	v, found, wrong := stringOf(st, key)
+	switch {
+	case wrong:
+		x.w.errorReply(errWrongType)
+	case !found:
+		x.miss(key)
+		x.w.null()
+	}
+	return v, found
+}
+
+// wrongType replies WRONGTYPE and returns true if key holds a value of
+// another type than string.
+func (x *call) wrongType(st store, key string) bool {
+	if isTyped(st.Type(key)) {
+		x.w.errorReply(errWrongType)
+		return true
+	}
+	return false
 }
 
 // SET and GETEX option flags, as Redis parses them.
@@ -176,25 +220,30 @@ func cmdSet(x *call) {
 	key, val := x.key(1), string(x.args[2])
 	var res engine.SetResult
 	var err error
-	if flags&optGET != 0 && x.ownEvents() {
-		// The old value's reply comes first, as in Redis.
+	if flags&optGET != 0 {
+		// SET ... GET reads first, as GET: a value of another type is
+		// refused, a missing key's keymiss comes before the write's events,
+		// and with ownEvents the old value's reply before them too.
+		own, wrong := x.ownEvents(), false
 		x.atomic([]string{key}, func(st store) {
-			x.replyOld(st, key)
-			if _, err := st.SetWith(key, val, a); err != nil {
-				x.engineErr(err)
+			if wrong = x.wrongType(st, key); wrong {
+				return
 			}
-		})
-		return
-	}
-	if flags&optGET != 0 && x.missNotified() {
-		// SET ... GET reads first: a missing key's keymiss comes before the
-		// write's events.
-		x.atomic([]string{key}, func(st store) {
+			if own {
+				x.replyOld(st, key)
+				if _, err := st.SetWith(key, val, a); err != nil {
+					x.engineErr(err)
+				}
+				return
+			}
 			if !st.Exists(key) {
 				x.miss(key)
 			}
 			res, err = st.SetWith(key, val, a)
 		})
+		if wrong || own {
+			return
+		}
 	} else {
 		res, err = x.st.SetWith(key, val, a)
 	}
@@ -241,39 +290,33 @@ func cmdSetEX(x *call) {
 
 func cmdGetSet(x *call) {
 	key, val := x.key(1), string(x.args[2])
-	var old string
-	var ok bool
-	var err error
-	if x.ownEvents() {
-		x.atomic([]string{key}, func(st store) {
+	own := x.ownEvents()
+	x.atomic([]string{key}, func(st store) {
+		if x.wrongType(st, key) {
+			return
+		}
+		if own {
+			// The old value's reply comes before the write's events.
 			x.replyOld(st, key)
 			if _, _, err := st.GetSet(key, val); err != nil {
 				x.engineErr(err)
 			}
-		})
-		return
-	}
-	if x.missNotified() {
-		// The read comes first: a missing key's keymiss before the write's
-		// events.
-		x.atomic([]string{key}, func(st store) {
-			if !st.Exists(key) {
-				x.miss(key)
-			}
-			old, ok, err = st.GetSet(key, val)
-		})
-	} else {
-		old, ok, err = x.st.GetSet(key, val)
-	}
-	if err != nil {
-		x.engineErr(err)
-		return
-	}
-	if !ok {
-		x.w.null()
-		return
-	}
-	x.w.bulkString(old)
+			return
+		}
+		if !st.Exists(key) {
+			x.miss(key) // the read's keymiss before the write's events
+		}
+		old, ok, err := st.GetSet(key, val)
+		if err != nil {
+			x.engineErr(err)
+			return
+		}
+		if !ok {
+			x.w.null()
+			return
+		}
+		x.w.bulkString(old)
+	})
 }
 
 // cmdGetDel is GETDEL key. Redis replies the value before it deletes the
@@ -282,21 +325,25 @@ func cmdGetSet(x *call) {
 // one section.
 func cmdGetDel(x *call) {
 	key := x.key(1)
-	if x.ownEvents() {
-		x.atomic([]string{key}, func(st store) {
+	own := x.ownEvents()
+	x.atomic([]string{key}, func(st store) {
+		if x.wrongType(st, key) {
+			return
+		}
+		if own {
 			if x.replyOld(st, key) {
 				st.Del(key)
 			}
-		})
-		return
-	}
-	v, ok := x.st.GetDel(key)
-	if !ok {
-		x.miss(key)
-		x.w.null()
-		return
-	}
-	x.w.bulkString(v)
+			return
+		}
+		v, ok := st.GetDel(key)
+		if !ok {
+			x.miss(key)
+			x.w.null()
+			return
+		}
+		x.w.bulkString(v)
+	})
 }
 
 // ownEvents reports whether the client may receive what its command's
@@ -330,10 +377,8 @@ func cmdGetEX(x *call) {
 	}
 	key := x.key(1)
 	x.atomic([]string{key}, func(st store) {
-		v, ok := st.Get(key)
+		v, ok := x.getString(st, key)
 		if !ok {
-			x.miss(key)
-			x.w.null()
 			return
 		}
 		var ex expireArg
@@ -373,7 +418,9 @@ func cmdMGet(x *call) {
 			if v, ok := st.Get(k); ok {
 				x.w.bulkString(v)
 			} else {
-				x.miss(k)
+				if x.missNotified() && !st.Exists(k) {
+					x.miss(k) // a value of another type is found, not missed
+				}
 				x.w.null()
 			}
 		}
@@ -417,9 +464,15 @@ func cmdGetRange(x *call) {
 	if !ok {
 		return
 	}
-	v, ok := x.st.Get(x.key(1))
-	if !ok {
+	v, found, wrong := stringOf(x.st, x.key(1))
+	if wrong {
+		x.w.errorReply(errWrongType)
+		return
+	}
+	if !found {
 		x.miss(x.key(1))
+		x.w.bulkString("")
+		return
 	}
 	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
@@ -465,7 +518,11 @@ func cmdSetRange(x *call) {
 	}
 	key, val := x.key(1), x.args[3]
 	x.atomic([]string{key}, func(st store) {
-		old, exists := st.Get(key)
+		old, exists, wrong := stringOf(st, key)
+		if wrong {
+			x.w.errorReply(errWrongType)
+			return
+		}
 		if len(val) == 0 {
 			x.w.int(int64(len(old)))
 			return
@@ -477,14 +534,18 @@ func cmdSetRange(x *call) {
 		b := make([]byte, size)
 		copy(b, old)
 		copy(b[off:], val)
-		x.rewrite(st, key, string(b), exists, engine.KindSetRange)
+		storeString(st, key, string(b), exists, engine.KindSetRange)
 		x.w.int(size)
 	})
 }
 
 func cmdStrlen(x *call) {
-	v, ok := x.st.Get(x.key(1))
-	if !ok {
+	v, found, wrong := stringOf(x.st, x.key(1))
+	if wrong {
+		x.w.errorReply(errWrongType)
+		return
+	}
+	if !found {
 		x.miss(x.key(1))
 	}
 	x.w.int(int64(len(v)))
@@ -493,33 +554,46 @@ func cmdStrlen(x *call) {
 func cmdAppend(x *call) {
 	key, val := x.key(1), x.args[2]
 	x.atomic([]string{key}, func(st store) {
-		old, exists := st.Get(key)
+		old, exists, wrong := stringOf(st, key)
+		if wrong {
+			x.w.errorReply(errWrongType)
+			return
+		}
 		if exists && !x.checkStringLength(int64(len(old)), int64(len(val))) {
 			return
 		}
 		nv := old + string(val)
-		x.rewrite(st, key, nv, exists, engine.KindAppend)
+		kind := engine.KindAppend
+		if x.s.plantedPush == "keyspace" {
+			kind = engine.KindSet
+		}
+		storeString(st, key, nv, exists, kind)
 		x.w.int(int64(len(nv)))
 	})
 }
 
-// rewrite stores a command's new value of key, which it computed from the
-// old one, keeping its deadline if the key existed, and names the change
-// as Redis does: "new" if it creates the key, then the command's own event
-// (APPEND's "append", not the "set" of the engine's write).
-func (x *call) rewrite(st store, key, value string, exists bool, kind engine.Kind) {
-	restore := quiet(st)
+// addFloat adds incr to cur as INCRBYFLOAT and HINCRBYFLOAT do and
+// returns the sum as Redis prints it, or false after replying the error of
+// a sum that is not finite.
+func (x *call) addFloat(cur, incr longDouble) (string, bool) {
+	sum, ok := addLongDouble(cur, incr)
+	if !ok {
+		x.w.errorReply("ERR increment would produce NaN or Infinity")
+		return "", false
+	}
+	return formatLongDouble(sum), true
+}
+
+// storeString writes a string built from key's old value (APPEND,
+// SETRANGE, INCRBYFLOAT), keeping its TTL, and names the change as Redis
+// does: "new" for a key it creates, then the command's event.
+func storeString(st store, key, value string, exists bool, kind engine.Kind) {
+	defer quietly(st)()
 	if exists {
 		_, _ = st.SetWith(key, value, engine.SetArgs{KeepTTL: true})
 	} else {
 		st.Set(key, value)
-	}
-	restore()
-	if !exists {
 		notify(st, key, engine.KindNew)
-	}
-	if kind == engine.KindAppend && x.s.plantedPush == "keyspace" {
-		kind = engine.KindSet
 	}
 	notify(st, key, kind)
 }
@@ -558,29 +632,34 @@ func (x *call) incrBy(n int64) {
 	x.w.int(v)
 }
 
+// cmdIncrByFloat checks in Redis's order: the key's type, its value,
+// then the increment.
 func cmdIncrByFloat(x *call) {
-	incr, ok := parseLongDouble(x.args[2])
-	if !ok {
-		x.w.errorReply(errNotFloat)
-		return
-	}
 	key := x.key(1)
 	x.atomic([]string{key}, func(st store) {
-		old, exists := st.Get(key)
+		old, exists, wrong := stringOf(st, key)
+		if wrong {
+			x.w.errorReply(errWrongType)
+			return
+		}
 		cur := zeroLongDouble()
+		var ok bool
 		if exists {
 			if cur, ok = parseLongDouble([]byte(old)); !ok {
 				x.w.errorReply(errNotFloat)
 				return
 			}
 		}
-		sum, ok := addLongDouble(cur, incr)
+		incr, ok := parseLongDouble(x.args[2])
 		if !ok {
-			x.w.errorReply("ERR increment would produce NaN or Infinity")
+			x.w.errorReply(errNotFloat)
 			return
 		}
-		s := formatLongDouble(sum)
-		x.rewrite(st, key, s, exists, engine.KindIncrByFloat)
+		s, ok := x.addFloat(cur, incr)
+		if !ok {
+			return
+		}
+		storeString(st, key, s, exists, engine.KindIncrByFloat)
 		x.w.bulkString(s)
 	})
 }
@@ -590,15 +669,23 @@ func cmdIncrByFloat(x *call) {
 func cmdLCS(x *call) {
 	k1, k2 := x.key(1), x.key(2)
 	var a, b string
+	wrong := false
 	x.atomic([]string{k1, k2}, func(st store) {
-		var ok bool
-		if a, ok = st.Get(k1); !ok {
+		a, _ = st.Get(k1)
+		b, _ = st.Get(k2)
+		ta, tb := st.Type(k1), st.Type(k2)
+		wrong = isTyped(ta) || isTyped(tb)
+		if ta == engine.TypeNone {
 			x.miss(k1)
 		}
-		if b, ok = st.Get(k2); !ok {
+		if tb == engine.TypeNone {
 			x.miss(k2)
 		}
 	})
+	if wrong {
+		x.w.errorReply("ERR The specified keys must contain string values")
+		return
+	}
 	var getLen, getIdx, withMatchLen bool
 	minMatchLen := int64(0)
 	for j := 3; j < len(x.args); j++ {

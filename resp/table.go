@@ -125,7 +125,8 @@ func (c *command) categories() aclCats {
 // keySpec says where a command's keys are: arguments first to last (a
 // negative last counts from the end) every step; or, when numkeys is not
 // 0, as many as argument numkeys says, from the one after it, every step
-// (EVAL: 1, MSETEX: 2; 0 counts as 1). The zero keySpec is a command
+// (EVAL: 1, MSETEX: 2; 0 counts as 1), after argument first if that is
+// not 0 (ZUNIONSTORE's destination). The zero keySpec is a command
 // without keys.
 type keySpec struct {
 	first, last, step, numkeys int
@@ -138,6 +139,9 @@ var key1 = keySpec{1, 1, 1, 0}
 // zeros for keys counted by an argument, whose positions move.
 func (k keySpec) legacy() (first, last, step int) {
 	if k.numkeys != 0 {
+		if k.first != 0 {
+			return k.first, k.first, 1
+		}
 		return 0, 0, 0
 	}
 	return k.first, k.last, k.step
@@ -155,6 +159,9 @@ func (k keySpec) positions(args [][]byte) (pos []int, ok bool) {
 		step := max(k.step, 1)
 		if int64(len(args)-k.numkeys-1) < n*int64(step)-int64(step-1) {
 			return nil, false
+		}
+		if k.first != 0 {
+			pos = append(pos, k.first)
 		}
 		for i := range int(n) {
 			pos = append(pos, k.numkeys+1+i*step)
@@ -189,6 +196,9 @@ type command struct {
 	note string
 	tips []string // Redis's command tips (request and response policies)
 	fn   func(x *call)
+	// findKeys, if set, finds the keys where keys cannot say (SORT's
+	// STORE): the positions COMMAND GETKEYS reports.
+	findKeys func(args [][]byte) []int
 
 	subs map[string]*command // a container's subcommands, filled by register
 	id   int                 // the command's index in allCommands

@@ -18,8 +18,11 @@ import (
 type replier interface {
 	simple(s string)
 	// errorReply sends s, which starts with an error code ("ERR ...",
-	// "WRONGTYPE ...").
+	// "WRONGTYPE ..."), and counts it in INFO errorstats.
 	errorReply(s string)
+	// countedErrorReply sends s without counting it: a script's error
+	// that the command it called replied, counted then.
+	countedErrorReply(s string)
 	int(n int64)
 	bulk(b []byte)
 	bulkString(s string)
@@ -73,10 +76,14 @@ func (w *writer) simple(s string) {
 }
 
 func (w *writer) errorReply(s string) {
-	w.fresh++
 	if w.errs != nil {
 		w.errs.count(s)
 	}
+	w.countedErrorReply(s)
+}
+
+func (w *writer) countedErrorReply(s string) {
+	w.fresh++ // the command failed, counted or not (Redis's failed_calls)
 	w.buf = append(w.buf, '-')
 	w.buf = append(w.buf, s...)
 	w.buf = append(w.buf, '\r', '\n')
@@ -190,8 +197,10 @@ type errorStats struct {
 // count records one error reply whose text is msg.
 func (es *errorStats) count(msg string) {
 	es.total.Add(1)
-	code := msg
-	if i := strings.IndexByte(msg, ' '); i >= 0 {
+	// Redis looks for the space that ends the code within the first 32
+	// bytes of "-CODE ...", and counts ERR when there is none.
+	code := "ERR"
+	if i := strings.IndexByte(msg[:min(len(msg), 31)], ' '); i >= 0 {
 		code = msg[:i]
 	}
 	es.mu.Lock()

@@ -46,6 +46,20 @@ func (rc *Conn) Do(args []string) ([]byte, error) {
 	return ReadReply(rc.br)
 }
 
+// Send sends one command without reading its reply: a blocking command's,
+// read later with Read.
+func (rc *Conn) Send(args []string) error {
+	_ = rc.c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := rc.c.Write(Encode(args))
+	return err
+}
+
+// Read reads one reply, waiting at most d for it.
+func (rc *Conn) Read(d time.Duration) ([]byte, error) {
+	_ = rc.c.SetReadDeadline(time.Now().Add(d))
+	return ReadReply(rc.br)
+}
+
 // Encode returns args as a RESP multibulk request.
 func Encode(args []string) []byte {
 	var b bytes.Buffer

@@ -6,7 +6,6 @@ package lua
 
 import (
 	"math"
-	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -87,7 +86,7 @@ func writeLua(w Writer, v lua.LValue, resp, depth int) {
 			return
 		}
 		if e, ok := v.RawGetString("err").(lua.LString); ok {
-			w.Error(sanitize(errorCode(string(e))))
+			writeErrorOf(w, v, sanitize(string(e))) // as "-%s": {err="-X"} replies --X, as in Redis
 			return
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {
@@ -127,10 +126,6 @@ func writeLua(w Writer, v lua.LValue, resp, depth int) {
 		w.Null()
 	}
 }
-
-// errorCode returns an error table's text as sent: a leading '-' is
-// dropped, since the reply adds its own.
-func errorCode(s string) string { return strings.TrimPrefix(s, "-") }
 
 // luaInt converts a Lua number to an integer reply as Redis's C cast does
 // on x86-64: truncation, and the minimum int64 for NaN and out-of-range
@@ -223,13 +218,31 @@ func (r *Reply) Simple(s string) {
 	r.add(t)
 }
 
-// Error is an error reply, s starting with its code: {err=s}. As the
-// whole reply, redis.call raises it.
+// Error is an error reply, s starting with its code: {err=s,
+// ignore_error_stats_update=true}, as Redis builds it: the server counted
+// the error when the command replied it, and the flag keeps the script's
+// reply from counting it again. As the whole reply, redis.call raises it.
 func (r *Reply) Error(s string) {
 	if len(r.stack) == 0 {
 		r.isErr = true
 	}
-	r.add(errTable(r.ls, errFromReply("-"+s)))
+	t := errTable(r.ls, errFromReply("-"+s))
+	t.RawSetString(ignoreStatsField, lua.LTrue)
+	r.add(t)
+}
+
+// ignoreStatsField marks an error table whose error the server counted
+// already (Redis's name, which scripts see).
+const ignoreStatsField = "ignore_error_stats_update"
+
+// writeErrorOf writes msg, the error of table t, counting it in the
+// server's error statistics unless t says it was counted.
+func writeErrorOf(w Writer, t *lua.LTable, msg string) {
+	if lua.LVAsBool(t.RawGetString(ignoreStatsField)) {
+		w.CountedError(msg)
+		return
+	}
+	w.Error(msg)
 }
 
 // Int is an integer reply: a number.

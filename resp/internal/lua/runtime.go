@@ -195,6 +195,11 @@ type Caller interface {
 type Writer interface {
 	Simple(s string)
 	Error(s string)
+	// CountedError is an error reply the server counted already, when the
+	// command a script called replied it (the error table carries
+	// ignore_error_stats_update, as Redis's does): INFO errorstats counts
+	// it once.
+	CountedError(s string)
 	Int(n int64)
 	BulkString(s string)
 	Null()
@@ -525,7 +530,7 @@ func writeLuaError(w Writer, err error, sha string) {
 	if src != lua.LNil && line != lua.LNil {
 		msg += " script: " + sha + ", on " + lua.LVAsString(src) + ":" + lua.LVAsString(luaToString(line)) + "."
 	}
-	w.Error(sanitize(msg))
+	writeErrorOf(w, t, sanitize(msg))
 }
 
 // crlf replaces CR and LF, which would break the protocol, by spaces, as

@@ -16,6 +16,7 @@ type record []string
 func (r *record) add(f string, a ...any) { *r = append(*r, fmt.Sprintf(f, a...)) }
 func (r *record) Simple(s string)        { r.add("simple:%s", s) }
 func (r *record) Error(s string)         { r.add("error:%s", s) }
+func (r *record) CountedError(s string)  { r.add("error:%s", s) }
 func (r *record) Int(n int64)            { r.add("int:%d", n) }
 func (r *record) BulkString(s string)    { r.add("bulk:%s", s) }
 func (r *record) Null()                  { r.add("null") }
