@@ -342,12 +342,13 @@ func zsetPopper(max bool, count int64) func(x *call, tx *engine.Tx, key string) 
 			return false
 		}
 		if count < 0 {
-			e := z.popEnd(max)
 			x.w.array(3)
 			x.w.bulkString(key)
+			e := z.popEnd(max)
+			tx.Notify(key, zpopKind(max)) // before the member, as zpop
 			x.w.bulkString(e.member)
 			x.w.double(e.score)
-			zpopped(tx, key, z, max)
+			dropIfEmpty(tx, key, z.len())
 			return true
 		}
 		x.w.array(2)

@@ -144,13 +144,33 @@ func unixMs(t time.Time) int64 { return t.UnixMilli() }
 func execute(x *call) {
 	x.w.takeErrors()
 	start := monoNow()
-	x.cmd.fn(x)
+	if x.cmd.flags&repliesFirst != 0 && x.lua == nil && x.c != nil && !x.c.holding {
+		x.c.replyFirst(x)
+	} else {
+		x.cmd.fn(x)
+	}
 	st := x.s.stats(x.cmd)
 	st.usec.Add(elapsedUsec(start, monoNow()))
 	st.calls.Add(1)
 	if x.w.takeErrors() > 0 {
 		st.failed.Add(1)
 	}
+}
+
+// replyFirst runs a repliesFirst command of c: what its changes push to c
+// itself is held until the command has written its reply, then follows
+// it, as in Redis; a key's creation and expiry, which Redis reports as it
+// adds or finds the key, are not held (dbNotifier.event).
+func (c *conn) replyFirst(x *call) {
+	c.holding = true
+	defer func() {
+		c.holding = false
+		if len(c.held) > 0 {
+			c.w.buf = append(c.w.buf, c.held...)
+			c.held = c.held[:0]
+		}
+	}()
+	x.cmd.fn(x)
 }
 
 // elapsedUsec is the time from start to end as Redis counts a call's: the

@@ -57,8 +57,9 @@ type conn struct {
 	// for the next command), its own invalidations held until its reply
 	// (pendingInv), the keys created by its command so far whose
 	// invalidation comes with the write that follows (pendingNew), whether
-	// one of its scripts runs, and whether it is a unix socket's (for
-	// MONITOR's address).
+	// one of its scripts runs, what its own command pushes to it while a
+	// repliesFirst command runs (held, until its reply is written), and
+	// whether it is a unix socket's (for MONITOR's address).
 	resp         atomic.Int32
 	subs         *clientSubs
 	trk          *clientTracking
@@ -69,6 +70,8 @@ type conn struct {
 	inScript     bool // a script of the client is running
 	pendingInv   []pendingInv
 	pendingNew   []string
+	holding      bool
+	held         []byte
 	unix         bool
 
 	// Event-loop connections (Linux sockets) are driven by a loop instead

@@ -169,6 +169,7 @@ func cmdReset(x *call) {
 	c.multi = nil
 	c.unwatchAll()
 	c.setDB(0)
+	x.db = 0 // MONITOR shows the command in the database it leaves selected, as Redis
 	c.w.proto = 2
 	c.resp.Store(2)
 	x.s.unsubscribeAll(c)

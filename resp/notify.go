@@ -306,12 +306,14 @@ func (d *dbNotifier) event(ev engine.Event) {
 		}
 		return
 	case engine.KindNew:
+		defer origin.unhold()()
 		d.publish(ev, origin)
 		if origin != nil {
 			origin.pendingNew = append(origin.pendingNew, ev.Key)
 		}
 		return
 	case engine.KindExpired:
+		defer origin.unhold()()
 		d.publish(ev, origin)
 		s.trackingInvalidate(ev.Key, origin, nil)
 		return
@@ -325,6 +327,18 @@ func (d *dbNotifier) event(ev engine.Event) {
 		origin.invalidatePendingNew()
 	}
 	d.publish(ev, origin)
+}
+
+// unhold lets what c's own command pushes to c go before its reply for
+// a moment, even in a repliesFirst command (for "new" and "expired", which
+// Redis reports as it adds or finds a key), and returns what restores it;
+// c may be nil.
+func (c *conn) unhold() (restore func()) {
+	if c == nil || !c.holding {
+		return func() {}
+	}
+	c.holding = false
+	return func() { c.holding = true }
 }
 
 // scriptClient stands for the client a script's commands run as (Redis's
@@ -380,6 +394,7 @@ func (x *call) miss(key string) {
 	if !x.missNotified() {
 		return
 	}
+	defer x.c.unhold()() // a read comes before the reply, whatever the command
 	s := x.s
 	flags := int(s.notify.flags.Load())
 	prefix := "@" + strconv.Itoa(x.db) + "__:"

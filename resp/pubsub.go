@@ -123,12 +123,17 @@ func appendBulk(b []byte, s string) []byte {
 }
 
 // deliver hands frame to c: appended to its own output when c's command
-// is running on this goroutine (origin), pushed to its outbox otherwise.
-// It reports false if c is closed or closing, or was just closed at its
+// is running on this goroutine (origin), after the command's reply if the
+// command replies first (held), pushed to its outbox otherwise. It
+// reports false if c is closed or closing, or was just closed at its
 // output limits.
 func (c *conn) deliver(frame []byte, origin *conn) bool {
 	if c == origin {
-		c.w.buf = append(c.w.buf, frame...)
+		if c.holding {
+			c.held = append(c.held, frame...)
+		} else {
+			c.w.buf = append(c.w.buf, frame...)
+		}
 		return true
 	}
 	return c.push(frame)

@@ -456,6 +456,15 @@ func pushScenario(name string) []pushStep {
 			s(3, "set", "k1", "a"), s(3, "set", "k1", "b"), s(0, "get", "k1"), s(0, "set", "k1", "own"),
 			s(0, "get", "k1"), s(0, "client", "tracking", "on", "noloop"), s(0, "get", "k1"), s(0, "set", "k1", "noloop"),
 			s(3, "set", "k1", "other"),
+			// Typed reads are tracked, typed writes invalidate.
+			s(0, "hget", "th", "f"), s(0, "lrange", "tl", "0", "-1"), s(0, "sismember", "ts", "a"), s(0, "zscore", "tz", "m"),
+			s(0, "hgetall", "th2"), s(0, "zunion", "2", "tz", "tz2"), s(0, "sort_ro", "tl"), s(0, "hget", "k1", "f"),
+			s(3, "hset", "th", "f", "v"), s(3, "rpush", "tl", "a"), s(3, "sadd", "ts", "a"), s(3, "zadd", "tz", "1", "m"),
+			s(3, "zadd", "tz2", "1", "m"), s(3, "hset", "th2", "a", "1"), s(3, "set", "k1", "again"),
+			s(0, "hget", "th", "f"), s(0, "llen", "tl"), s(0, "scard", "ts"), s(0, "zrange", "tz", "0", "-1"),
+			s(0, "hdel", "th", "f"), s(3, "lpop", "tl"), s(3, "srem", "ts", "a"), s(3, "zincrby", "tz", "1", "m"),
+			s(0, "llen", "tl"), s(3, "lmove", "tl2", "tl", "left", "right"), s(3, "rpush", "tl2", "b"),
+			s(3, "lmove", "tl2", "tl", "left", "right"),
 			{conn: 1, cmds: [][]string{{"client", "id"}}, ids: true},
 			s(2, "subscribe", "__redis__:invalidate"),
 			s(1, "client", "tracking", "on", "redirect", "{id:2}"), s(1, "get", "k2"), s(3, "set", "k2", "x"),
@@ -466,6 +475,7 @@ func pushScenario(name string) []pushStep {
 			s(1, "client", "tracking", "off"), s(1, "client", "tracking", "on", "bcast", "prefix", "k", "prefix", "x"),
 			s(1, "client", "tracking", "on", "bcast", "prefix", "kk"),
 			s(3, "mset", "k1", "1", "k2", "2", "other", "3"), s(3, "set", "x1", "1"),
+			s(3, "hset", "kkh", "f", "1"), s(3, "rpush", "kkl", "a"), s(3, "sadd", "xs", "a"), s(3, "zadd", "kz", "1", "a"),
 			{conn: 1, cmds: [][]string{{"client", "trackinginfo"}}, ids: true},
 			s(0, "client", "tracking", "off"), s(0, "client", "tracking", "on", "optin"), s(0, "get", "k1"),
 			s(0, "client", "caching", "yes"), s(0, "get", "k1"), s(3, "del", "k1"),
@@ -495,12 +505,37 @@ func pushScenario(name string) []pushStep {
 			s(3, "setnx", "s", "3"), s(3, "pexpire", "s", "-1"), s(3, "swapdb", "0", "1"), s(3, "swapdb", "0", "1"),
 			s(3, "eval", "redis.call('set', KEYS[1], '1'); return redis.call('incrby', KEYS[1], 2)", "1", "lua"),
 			tx(3, c("set", "t", "1"), c("del", "t")),
+			// The typed commands' events, as their t_*.c name them.
+			s(3, "hset", "h", "f", "1", "g", "2"), s(3, "hsetnx", "h", "n", "1"), s(3, "hincrby", "h", "f", "2"),
+			s(3, "hincrbyfloat", "h", "f", "0.5"), s(3, "hdel", "h", "f", "g", "n"), s(3, "hmset", "h2", "a", "1"),
+			s(3, "rpush", "l", "a", "b", "c"), s(3, "lpush", "l", "z"), s(3, "linsert", "l", "before", "a", "x"),
+			s(3, "lset", "l", "0", "y"), s(3, "lrem", "l", "1", "x"), s(3, "ltrim", "l", "0", "2"), s(3, "lpop", "l"),
+			s(3, "rpop", "l", "5"), s(3, "rpushx", "l", "a"), s(3, "rpush", "l2", "1", "2", "3"),
+			s(3, "lmove", "l2", "l3", "left", "right"), s(3, "rpoplpush", "l2", "l3"), s(3, "blpop", "l3", "0"),
+			s(3, "blmove", "l2", "l3", "right", "left", "0"), s(3, "lmpop", "2", "nol", "l3", "left", "count", "5"),
+			s(3, "sadd", "s1", "1", "2", "3"), s(3, "srem", "s1", "3"), s(3, "smove", "s1", "s2", "1"),
+			s(3, "sadd", "s3", "2", "5"), s(3, "sinterstore", "s4", "s1", "s3"), s(3, "sunionstore", "s5", "s1", "s3"),
+			s(3, "sdiffstore", "s6", "s1", "s3"), s(3, "sinterstore", "s7", "s1", "nos"), s(3, "spop", "s2"),
+			s(3, "zadd", "z", "1", "a", "2", "b", "3", "c"), s(3, "zincrby", "z", "1", "a"), s(3, "zadd", "z", "incr", "1", "c"),
+			s(3, "zrem", "z", "b"), s(3, "zremrangebyscore", "z", "0", "1"), s(3, "zadd", "z", "5", "d", "6", "e"),
+			s(3, "zremrangebyrank", "z", "0", "0"), s(3, "zpopmin", "z"), s(3, "zpopmax", "z"), s(3, "bzpopmin", "z", "0"),
+			s(3, "zadd", "z2", "1", "a", "2", "b"), s(3, "zunionstore", "z3", "1", "z2"), s(3, "zinterstore", "z4", "2", "z2", "z3"),
+			s(3, "zdiffstore", "z7", "1", "z2"), s(3, "zrangestore", "z5", "z2", "0", "-1"), s(3, "zremrangebylex", "z3", "-", "+"),
+			s(3, "zmpop", "1", "z2", "min"), s(3, "sort", "s5", "store", "ls"), s(3, "sort", "nos", "store", "ls"),
+			s(3, "rename", "z5", "z6"), s(3, "copy", "z6", "z8"), s(3, "move", "z8", "1"), s(3, "expire", "z6", "100"),
+			s(3, "del", "s4", "l3", "h2"), s(3, "set", "h", "str"),
+			s(3, "eval", "redis.call('hset', KEYS[1], 'a', '1'); return redis.call('lpush', KEYS[2], 'x')", "2", "lh", "ll"),
+			{conn: 3, cmds: [][]string{{"rpush", "le", "a"}, {"pexpire", "le", "20"}}, expire: "le"},
 			s(3, "flushall"),
 			{conn: 3, cmds: [][]string{{"set", "e", "v", "px", "20"}}, expire: "e"},
 			{conn: 3, cmds: [][]string{{"set", "e2", "v"}, {"pexpire", "e2", "20"}}, expire: "e2"},
 			{conn: 2, cmds: [][]string{{"hello", "3"}}, ids: true}, s(2, "psubscribe", "__keyevent@*"), s(2, "set", "self", "1"), s(2, "get", "self"),
 			s(3, "config", "set", "notify-keyspace-events", "Em$"), s(3, "get", "nokey"), s(3, "mget", "k", "nokey"),
 			s(3, "set", "x", "1", "get"), s(3, "getset", "y", "1"), s(3, "exists", "z", "x"),
+			s(3, "hget", "nokey", "f"), s(3, "llen", "nokey"), s(3, "smembers", "nokey"), s(3, "zscore", "nokey", "m"),
+			s(3, "hgetall", "nokey"), s(3, "lrange", "nokey", "0", "1"), s(3, "hget", "x", "f"), s(3, "type", "nokey"),
+			s(3, "rpush", "tl", "a"), s(3, "lindex", "tl", "0"), s(3, "lpop", "nokey"), s(3, "sinter", "nokey", "tl"),
+			s(3, "zunion", "2", "nokey", "noz"), s(3, "sort_ro", "nokey"), s(3, "hexists", "nokey", "f"),
 			s(3, "config", "set", "notify-keyspace-events", "Kgn"), s(3, "set", "new", "1"), s(3, "set", "new", "2"),
 			s(3, "config", "set", "notify-keyspace-events", "Kx"), s(3, "config", "get", "notify-keyspace-events"),
 			s(3, "config", "set", "notify-keyspace-events", "KQ"), s(3, "config", "get", "notify-keyspace-events"),
@@ -590,6 +625,9 @@ func (g *pushGen) tracking() []string {
 // data returns a command on keys: a read or a write.
 func (g *pushGen) data() []string {
 	k := g.key()
+	if g.r.IntN(3) == 0 {
+		return g.typed(k)
+	}
 	switch g.r.IntN(24) {
 	case 0, 1, 2:
 		return []string{"get", k}
@@ -642,6 +680,58 @@ func (g *pushGen) data() []string {
 		return []string{"eval", "redis.call('get', KEYS[1]); redis.call('set', KEYS[2], ARGV[1]); return redis.call('publish', 'ch1', ARGV[1])", "2", k, g.key(), "lua"}
 	default:
 		return []string{"move", k, "1"}
+	}
+}
+
+// typed returns a command of the other types on k (and maybe another
+// key): a read or a write, whose reply does not depend on a hash table's
+// order.
+func (g *pushGen) typed(k string) []string {
+	m := func() string { return g.pick("a", "b", "1", "2") }
+	switch g.r.IntN(20) {
+	case 0:
+		return []string{"hset", k, m(), g.pick("1", "x")}
+	case 1:
+		return []string{g.pick("hget", "hexists", "hstrlen"), k, m()}
+	case 2:
+		return []string{g.pick("hdel", "hincrby"), k, m(), "1"}[:3+g.r.IntN(2)]
+	case 3:
+		return []string{g.pick("hlen", "llen", "scard", "zcard"), k}
+	case 4:
+		return []string{g.pick("lpush", "rpush", "lpushx"), k, m(), m()}
+	case 5:
+		return []string{g.pick("lpop", "rpop"), k, "2"}[:2+g.r.IntN(2)]
+	case 6:
+		return []string{g.pick("lrange", "zrange"), k, "0", "-1"}
+	case 7:
+		return []string{"lmove", k, g.key(), g.pick("left", "right"), g.pick("left", "right")}
+	case 8:
+		return []string{g.pick("lindex", "lset"), k, "0", "z"}[:3+g.r.IntN(2)]
+	case 9:
+		return []string{g.pick("sadd", "srem"), k, m(), m()}
+	case 10:
+		return []string{g.pick("sismember", "smismember"), k, m()}
+	case 11:
+		return []string{g.pick("sinterstore", "sunionstore", "sdiffstore"), k, g.key(), g.key()}
+	case 12:
+		return []string{g.pick("sintercard", "zintercard"), "2", k, g.key()}
+	case 13:
+		return []string{"smove", k, g.key(), m()}
+	case 14:
+		if g.r.IntN(3) == 0 {
+			return []string{"zadd", k, "incr", "1", m()}
+		}
+		return []string{"zadd", k, g.pick("1", "2"), m()}
+	case 15:
+		return []string{g.pick("zrem", "zscore", "zrank"), k, m()}
+	case 16:
+		return []string{g.pick("zpopmin", "zpopmax"), k}
+	case 17:
+		return []string{g.pick("zunionstore", "zinterstore", "zdiffstore"), k, "2", g.key(), g.key()}
+	case 18:
+		return []string{"zremrangebyscore", k, "-inf", g.pick("1", "+inf")}
+	default:
+		return []string{"eval", "redis.call('hset', KEYS[1], 'l', '1'); return redis.call('hget', KEYS[2], 'l')", "2", k, g.key()}
 	}
 }
 
