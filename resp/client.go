@@ -72,7 +72,14 @@ type conn struct {
 	pendingNew   []string
 	holding      bool
 	held         []byte
-	unix         bool
+	// CLIENT REPLY: replyMode silences replies (OFF, or SKIP for one
+	// command), skipNext asks SKIP for the next command, and muted is set
+	// while a silenced command runs (its pushes are held, its replies
+	// dropped).
+	replyMode uint8
+	skipNext  bool
+	muted     bool
+	unix      bool
 
 	// Event-loop connections (Linux sockets) are driven by a loop instead
 	// of a goroutine: fd is the socket (-1 otherwise), blocked is set while

@@ -137,7 +137,14 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 		case n < 0:
 			return failed("argument must be between 0 and 9223372036854775807 inclusive")
 		}
-		return func() { s.trk.maxKeys.Store(n) }, ""
+		return func() {
+			s.trk.maxKeys.Store(n)
+			for s.trk.overLimit() {
+				// At once, where Redis's server cron trims the table
+				// before any next command, with an effort that grows.
+				s.trackingLimit(nil)
+			}
+		}, ""
 	}
 	if j := limitIndex(strings.ToLower(name)); j >= 0 {
 		n, ok := parseInt([]byte(value))

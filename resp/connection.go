@@ -179,7 +179,35 @@ func cmdReset(x *call) {
 		c.authed = false
 		c.rd.unauth = true
 	}
+	c.replyMode, c.skipNext = replyOn, false
+	if c.muted {
+		c.held = append(c.held, "+RESET\r\n"...) // replies are on again for it
+		return
+	}
 	x.w.simple("RESET")
+}
+
+// cmdClientReply is CLIENT REPLY ON|OFF|SKIP: OFF and SKIP reply nothing;
+// ON replies OK, even to a silenced client.
+func cmdClientReply(x *call) {
+	c := x.c
+	switch {
+	case equalFold(x.args[2], "on"):
+		c.replyMode, c.skipNext = replyOn, false
+		if c.muted {
+			c.held = append(c.held, "+OK\r\n"...) // kept as the command's pushes are
+		} else {
+			x.w.simple("OK")
+		}
+	case equalFold(x.args[2], "off"):
+		c.replyMode = replyOff
+	case equalFold(x.args[2], "skip"):
+		if c.replyMode != replyOff {
+			c.skipNext = true
+		}
+	default:
+		x.w.errorReply(errSyntax)
+	}
 }
 
 func cmdClientID(x *call) { x.w.int(x.c.id) }

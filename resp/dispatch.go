@@ -8,9 +8,47 @@ import (
 	"strings"
 )
 
-// dispatch runs one request from the client: the checks Redis makes before
-// running a command, then either queueing (inside MULTI) or running it.
+// dispatch runs one request from the client, silenced if CLIENT REPLY
+// says so.
 func (c *conn) dispatch(args [][]byte) {
+	if c.replyMode == replyOn {
+		c.dispatchOne(args)
+	} else {
+		c.silenced(args)
+	}
+	if c.skipNext {
+		c.skipNext, c.replyMode = false, replySkip
+	}
+}
+
+// CLIENT REPLY's modes.
+const (
+	replyOn = iota
+	replyOff
+	replySkip // the next command only
+)
+
+// silenced runs a request whose reply the client asked not to get: its
+// replies (errors included) are dropped, and what it pushes to the client
+// (subscription confirmations, messages, invalidations) is kept, as
+// Redis's CLIENT REPLY OFF and SKIP.
+func (c *conn) silenced(args [][]byte) {
+	if c.replyMode == replySkip {
+		c.replyMode = replyOn
+	}
+	mark := len(c.w.buf)
+	c.muted, c.holding = true, true
+	defer func() {
+		c.muted, c.holding = false, false
+		c.w.buf = append(c.w.buf[:mark], c.held...)
+		c.held = c.held[:0]
+	}()
+	c.dispatchOne(args)
+}
+
+// dispatchOne runs one request: the checks Redis makes before running a
+// command, then either queueing (inside MULTI) or running it.
+func (c *conn) dispatchOne(args [][]byte) {
 	cmd, msg := lookup(args)
 	if msg != "" {
 		c.reject(cmd, args, msg)

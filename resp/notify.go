@@ -334,7 +334,7 @@ func (d *dbNotifier) event(ev engine.Event) {
 // Redis reports as it adds or finds a key), and returns what restores it;
 // c may be nil.
 func (c *conn) unhold() (restore func()) {
-	if c == nil || !c.holding {
+	if c == nil || !c.holding || c.muted {
 		return func() {}
 	}
 	c.holding = false

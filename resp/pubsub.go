@@ -191,8 +191,9 @@ func (s *Server) publish(origin *conn, channel, payload string, shard bool) int 
 // subscribeReply writes one (un)subscription notification for c: kind,
 // the channel (or a null when there was nothing to unsubscribe from), and
 // c's count of subscriptions of that family.
+// It is a push (delivered even with CLIENT REPLY OFF).
 func (c *conn) subscribeReply(kind string, channel *string, count int) {
-	w := &c.w
+	w := writer{proto: c.w.proto}
 	w.buf = appendHeader(w.buf, pushOrArray(w.proto), 3)
 	w.buf = appendBulk(w.buf, kind)
 	if channel == nil {
@@ -201,6 +202,7 @@ func (c *conn) subscribeReply(kind string, channel *string, count int) {
 		w.buf = appendBulk(w.buf, *channel)
 	}
 	w.int(int64(count))
+	c.deliver(w.buf, c)
 }
 
 // subsLocked returns c's subscriptions, creating them. ps.mu must be held.

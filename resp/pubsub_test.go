@@ -188,6 +188,30 @@ func TestTrackingTableBounded(t *testing.T) {
 	}
 }
 
+// TestTrackingTableTrimmedBySetting: lowering tracking-table-max-keys
+// trims the table at once, with as much effort as it takes (250 keys down
+// to 1: 249 invalidations, read with no command after), as Redis's cron
+// does; it waited for the next command, and forgot 100 keys per command.
+func TestTrackingTableTrimmedBySetting(t *testing.T) {
+	s := resp.RunT(t)
+	c, ctl := dialP(t, s.Addr()), dialP(t, s.Addr())
+	roundTrip(t, c, "hello", "3")
+	roundTrip(t, c, "client", "tracking", "on")
+	for i := range 250 {
+		roundTrip(t, c, "get", "key:"+strconv.Itoa(i))
+	}
+	roundTrip(t, ctl, "config", "set", "tracking-table-max-keys", "1")
+	_ = c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	for i := range 249 {
+		if f := readFrame(t, c); !strings.HasPrefix(string(f), ">2\r\n$10\r\ninvalidate\r\n") {
+			t.Fatalf("frame %d after the setting: %q, want an invalidation", i, f)
+		}
+	}
+	if info := string(roundTrip(t, c, "info", "stats")); !strings.Contains(info, "tracking_total_keys:1\r\n") {
+		t.Fatalf("INFO after the trim:\n%s", info)
+	}
+}
+
 // TestInfoCounts: INFO reports the channels and patterns with subscribers
 // and the tracking clients, and they fall back when clients leave.
 func TestInfoCounts(t *testing.T) {

@@ -444,6 +444,15 @@ func pushScenario(name string) []pushStep {
 			tx(3, c("subscribe", "m1"), c("ssubscribe", "m2")),
 			s(3, "reset"), s(3, "publish", "m1", "gone"),
 			s(3, "pubsub", "foo"), s(3, "pubsub", "channels", "a", "b"), s(3, "pubsub", "help"),
+			// CLIENT REPLY silences replies, never pushes.
+			s(0, "client", "reply", "bogus"),
+			{conn: 0, cmds: [][]string{{"client", "reply", "skip"}, {"subscribe", "r1"}, {"get", "k"}}},
+			{conn: 0, cmds: [][]string{{"client", "reply", "off"}, {"get", "k"}, {"psubscribe", "r*"}, {"nosuch"},
+				{"client", "reply", "skip"}, {"ping"}, {"client", "reply", "on"}, {"ping"}}},
+			s(3, "publish", "r1", "m"),
+			{conn: 2, cmds: [][]string{{"hello", "3"}, {"client", "reply", "off"}, {"subscribe", "r2"}, {"set", "k", "v"},
+				{"publish", "r2", "own"}, {"reset"}}, ids: true},
+			{conn: 1, cmds: [][]string{{"client", "reply", "off"}, {"client", "reply", "skip"}, {"get", "k"}, {"client", "reply", "on"}}},
 		}
 	case "tracking":
 		return []pushStep{
@@ -477,6 +486,13 @@ func pushScenario(name string) []pushStep {
 			s(3, "mset", "k1", "1", "k2", "2", "other", "3"), s(3, "set", "x1", "1"),
 			s(3, "hset", "kkh", "f", "1"), s(3, "rpush", "kkl", "a"), s(3, "sadd", "xs", "a"), s(3, "zadd", "kz", "1", "a"),
 			{conn: 1, cmds: [][]string{{"client", "trackinginfo"}}, ids: true},
+			// Tracking off ends CLIENT CACHING, and a flush forgets the keys
+			// of clients no longer tracking.
+			s(0, "client", "tracking", "off"), s(0, "client", "tracking", "on", "optin"), s(0, "client", "caching", "yes"),
+			s(0, "client", "tracking", "off"), s(0, "client", "tracking", "on", "optout"),
+			{conn: 0, cmds: [][]string{{"client", "trackinginfo"}}, ids: true},
+			s(0, "client", "tracking", "off"), s(0, "client", "tracking", "on"), s(0, "get", "kf"), s(0, "client", "tracking", "off"),
+			s(3, "flushall"), s(0, "client", "tracking", "on"), s(3, "set", "kf", "1"),
 			s(0, "client", "tracking", "off"), s(0, "client", "tracking", "on", "optin"), s(0, "get", "k1"),
 			s(0, "client", "caching", "yes"), s(0, "get", "k1"), s(3, "del", "k1"),
 			s(0, "client", "caching", "no"), s(0, "client", "tracking", "off"),
@@ -485,6 +501,8 @@ func pushScenario(name string) []pushStep {
 			tx(0, c("get", "k5"), c("set", "k5", "own")),
 			s(0, "eval", "redis.call('get', KEYS[1]); return redis.call('set', KEYS[1], 'x')", "1", "k6"),
 			s(0, "get", "k6"), s(3, "flushall"), s(0, "get", "k7"), s(0, "flushdb"),
+			{conn: 0, cmds: [][]string{{"get", "k8"}, {"client", "reply", "off"}, {"set", "k8", "own"}, {"get", "k8"},
+				{"client", "reply", "skip"}, {"set", "k8", "again"}, {"client", "reply", "on"}}},
 			s(0, "client", "tracking", "off"), s(2, "unsubscribe"), s(1, "get", "kx"),
 			s(0, "client", "caching", "yes"),
 			// A redirection to a client that left: tracking-redir-broken.

@@ -263,6 +263,7 @@ func (s *Server) disableTracking(c *conn) {
 		tr.mu.Unlock()
 		return
 	}
+	c.caching = false // as Redis clears its CACHING flag with tracking's
 	for _, p := range t.prefixes {
 		if bs := tr.prefixes[p]; bs != nil {
 			bs.clients = slices.DeleteFunc(bs.clients, func(o *conn) bool { return o == c })
@@ -534,8 +535,8 @@ func (s *Server) sendInvalidationLocked(t *conn, value []byte, origin *conn) {
 // flush through the engine's Go API calls it with none.
 func (s *Server) trackingFlushed(origin *conn) {
 	tr := &s.trk
-	if tr.clientCount.Load() == 0 {
-		return
+	if tr.clientCount.Load() == 0 && tr.keyCount.Load() == 0 {
+		return // (keys stay tracked for clients that turned tracking off)
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
