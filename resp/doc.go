@@ -169,9 +169,11 @@
 // pushes and RESP2 messages on __redis__:invalidate, a null invalidation
 // for a flush, the table bounded by tracking-table-max-keys), keyspace
 // notifications (notify-keyspace-events, __keyspace@<db>__:<key> and
-// __keyevent@<db>__:<event>, with Redis's events for each command and
-// "expired" when a key is reclaimed) and MONITOR's lines. A RESP2 client in
-// pub/sub mode may run only the commands Redis allows there.
+// __keyevent@<db>__:<event>, with Redis's events for each command of
+// every type, "keymiss" for a read's miss, and "expired" when a key is
+// reclaimed) and MONITOR's lines. A RESP2 client in pub/sub mode may run
+// only the commands Redis allows there; CLIENT REPLY OFF or SKIP silences
+// replies, never pushes.
 //
 // Another client's output is pushed to the receiving client's outbox,
 // which never blocks: a subscriber or monitor that does not read is closed
@@ -179,8 +181,11 @@
 // seconds; CONFIG SET changes it), and never slows a publisher. Output a
 // client's own command causes goes into its own reply stream where Redis
 // puts it: a message it publishes to itself, or a keyspace event of its own
-// write, before the command's reply; its own invalidations after it (after
-// a transaction's or script's whole reply). Keyspace notifications and
+// write, before the command's reply, or after it for the commands Redis
+// replies first (HSET, LPUSH, ZADD, the STOREs: flag repliesFirst in the
+// table), inside it for the sorted-set pops; its own invalidations after
+// it (after a transaction's or script's whole reply, and after a blocked
+// client's reply when another client's push serves it). Keyspace notifications and
 // invalidations come from the change feed of each database's engine
 // (engine.Listen), so writes through the engine's Go API on
 // Options.Engine publish and invalidate as commands do; the listener is
