@@ -200,6 +200,13 @@ func evaluateGoals(r *Results) []Goal {
 			len(misses) == 0, len(all) > 0, strings.Join(all, ", "))
 	}
 
+	for _, row := range r.Doubles {
+		if iv := row.VsMiniredis; iv != nil {
+			v := doublesVerdict(*iv)
+			add("test double: the job runner runs faster on nxkv-server than on miniredis", "", strings.HasSuffix(v, "faster"), true,
+				fmt.Sprintf("%s per job than miniredis (95%% interval %s)", v, fmtTimesCI(iv.Lo, iv.Hi, timeWords)))
+		}
+	}
 	for _, m := range r.Memory {
 		if m.Peer == peerEngine && m.WithTTL {
 			add("memory ≤ 130 B/key with a TTL", "", m.BytesPerKy <= 130, true, fmt.Sprintf("%.1f B/key (%d keys)", m.BytesPerKy, m.Keys))

@@ -55,3 +55,34 @@ func TestEvaluateGoals(t *testing.T) {
 		}
 	}
 }
+
+// TestDoublesGoal: the test-double goal is met only when the whole 95%
+// interval of nxkv-server's time over miniredis's lies beyond 5% faster
+// (the headline's rule), and the table prints the verdict the interval
+// supports.
+func TestDoublesGoal(t *testing.T) {
+	for _, tc := range []struct {
+		lo, med, hi float64
+		status      string
+		printed     string
+	}{
+		{0.3, 0.5, 0.7, "met", "2.0x faster (95% interval 1.4x–3.3x faster)"},
+		{0.8, 0.95, 1.1, "missed", "no clear difference (95% interval 1.2x faster to 1.1x slower)"},
+		{0.9, 0.93, 0.96, "missed", "no clear difference (95% interval"},
+	} {
+		r := &Results{Doubles: []DoubleRow{
+			{Peer: "miniredis", NsPerJob: interval{Median: 500e3, Lo: 450e3, Hi: 550e3}},
+			{Peer: nxkvServerName, NsPerJob: interval{Median: 250e3, Lo: 200e3, Hi: 300e3},
+				VsMiniredis: &interval{Median: tc.med, Lo: tc.lo, Hi: tc.hi}},
+		}}
+		gs := evaluateGoals(r)
+		if len(gs) != 1 || gs[0].Status != tc.status {
+			t.Fatalf("interval %v–%v: goals %+v, want one %s", tc.lo, tc.hi, gs, tc.status)
+		}
+		var b strings.Builder
+		printDoubles(&b, r)
+		if !strings.Contains(b.String(), tc.printed) {
+			t.Fatalf("table does not say %q:\n%s", tc.printed, b.String())
+		}
+	}
+}

@@ -9,9 +9,7 @@ package main
 
 import (
 	"context"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/bsm/redislock"
@@ -20,35 +18,13 @@ import (
 	"github.com/nxkv/nxkv/resp"
 )
 
-// runJobs runs b.N jobs against the server at addr.
-func runJobs(b *testing.B, addr string) {
-	ctx := context.Background()
+// benchJobs runs b.N jobs against the server at addr.
+func benchJobs(b *testing.B, addr string) {
 	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 4})
 	defer c.Close()
-	locker := redislock.New(c)
 	b.ResetTimer()
-	for i := range b.N {
-		id := "job:" + strconv.Itoa(i%1024)
-		lock, err := locker.Obtain(ctx, "lock:"+id, 10*time.Second, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := c.HSet(ctx, id, "state", "queued", "attempt", i, "owner", lock.Token()).Err(); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.LPush(ctx, "queue", id).Err(); err != nil {
-			b.Fatal(err)
-		}
-		got, err := c.BRPop(ctx, time.Second, "queue").Result()
-		if err != nil || got[1] != id {
-			b.Fatalf("BRPOP: %q %v", got, err)
-		}
-		if err := c.HSet(ctx, id, "state", "done").Err(); err != nil {
-			b.Fatal(err)
-		}
-		if err := lock.Release(ctx); err != nil {
-			b.Fatal(err)
-		}
+	if err := runJobs(context.Background(), c, redislock.New(c), 0, b.N); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -59,7 +35,7 @@ func BenchmarkJobRunner(b *testing.B) {
 		if err := s.Start(); err != nil {
 			b.Fatal(err)
 		}
-		runJobs(b, s.Addr())
+		benchJobs(b, s.Addr())
 	})
 	b.Run("server=miniredis", func(b *testing.B) {
 		m, err := miniredis.Run()
@@ -67,6 +43,6 @@ func BenchmarkJobRunner(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer m.Close()
-		runJobs(b, m.Addr())
+		benchJobs(b, m.Addr())
 	})
 }

@@ -94,6 +94,7 @@ func renderMarkdown(w io.Writer, charts, label string, r *Results) {
 		{"redis-benchmark", "", len(r.RESP) > 0, printRESP},
 		{"Expiry", "expiry.svg", len(r.Expiry) > 0, printExpiry},
 		{"Memory per key", "memory.svg", len(r.Memory) > 0, printMemory},
+		{"A service's test double", "", len(r.Doubles) > 0, printDoubles},
 	}
 	if r.Mode == "full" {
 		fmt.Fprintf(w, "## The full suite\n\n")

@@ -48,11 +48,12 @@ const (
 	// It is not a Redis keyspace event (FLUSHDB publishes none).
 	KindFlush Kind = "flush"
 
-	// KindIncrByFloat, KindAppend and KindSetRange name the string
-	// commands a server builds from Get and Set in a section.
+	// KindIncrByFloat, KindAppend, KindSetRange and KindSetBit name the
+	// string commands a server builds from Get and Set in a section.
 	KindIncrByFloat Kind = "incrbyfloat"
 	KindAppend      Kind = "append"
 	KindSetRange    Kind = "setrange"
+	KindSetBit      Kind = "setbit"
 	// KindRenameFrom and KindRenameTo are RENAME's two events, on the
 	// source key then on the destination; KindCopyTo is COPY's, on the
 	// destination; KindMoveFrom and KindMoveTo are MOVE's, in the source

@@ -22,6 +22,7 @@ const (
 	errDBRange     = "ERR DB index is out of range"
 	errSameObject  = "ERR source and destination objects are the same"
 	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errBusy        = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	// errBeyondRange is nxkv's own reply to a deadline Redis would accept
 	// but the engine cannot hold (after year 2262, the end of int64
 	// nanoseconds): an error, never a silently different deadline.

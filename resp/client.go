@@ -42,6 +42,10 @@ type conn struct {
 	subscribed atomic.Bool
 	kicked     atomic.Bool // queued on its event loop to take its outbox
 	kick       func()      // set before serving by an event loop: queues the client to take its outbox
+	// handOff, set before serving by an event loop, hands the loop's
+	// other connections to a new goroutine while this client's command
+	// runs long (a busy script); nil for a goroutine's connection.
+	handOff func()
 	// closeHooks, guarded by out.mu, run once when the connection ends,
 	// on its owner's goroutine, after its outbox is closed (so no push is
 	// taken any more): subsystems that keep the client in a registry

@@ -17,7 +17,7 @@ var groupTitles = []struct{ group, title string }{
 	{"generic", "Keys"}, {"string", "Strings"}, {"list", "Lists"}, {"set", "Sets"},
 	{"sorted-set", "Sorted sets"}, {"hash", "Hashes"}, {"pubsub", "Pub/sub"},
 	{"transactions", "Transactions"}, {"connection", "Connection"}, {"server", "Server"},
-	{"scripting", "Scripting"},
+	{"scripting", "Scripting"}, {"bitmap", "Bitmaps"},
 }
 
 // commandsDoc renders COMMANDS.md from the command table.

@@ -29,8 +29,8 @@ func (s *Server) configGet() map[string]string {
 		"client-output-buffer-limit": s.outputLimits().String(),
 		"notify-keyspace-events":     formatNotifyFlags(int(s.notify.flags.Load())),
 		"tracking-table-max-keys":    strconv.FormatInt(s.trk.maxKeys.Load(), 10),
-		"lua-time-limit":             "5000",
-		"busy-reply-threshold":       "5000",
+		"lua-time-limit":             strconv.FormatInt(s.busy.after.Load(), 10),
+		"busy-reply-threshold":       strconv.FormatInt(s.busy.after.Load(), 10),
 		"io-threads":                 "1",
 		"cluster-enabled":            "no",
 		"replica-read-only":          "yes",
@@ -117,6 +117,15 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 		return func() {}, ""
 	case "requirepass":
 		return func() { s.setPassword(value) }, ""
+	case "busy-reply-threshold", "lua-time-limit":
+		n, ok := parseInt([]byte(value))
+		switch {
+		case !ok:
+			return failed("argument couldn't be parsed into an integer")
+		case n < 0:
+			return failed("argument must be between 0 and 9223372036854775807 inclusive")
+		}
+		return func() { s.busy.after.Store(n) }, ""
 	case "client-output-buffer-limit":
 		l, why := parseOutputLimits(s.outputLimits(), value)
 		if why != "" {

@@ -78,6 +78,10 @@ func (c *conn) dispatchOne(args [][]byte) {
 		c.w.errorReply(f.Err)
 		return
 	}
+	if c.s.busy.n.Load() > 0 && refusedWhileBusy(cmd) {
+		c.reject(cmd, args, errBusy)
+		return
+	}
 	if c.multi != nil && cmd.flags&noQueue == 0 {
 		c.multi.queue(cmd, args)
 		c.w.simple("QUEUED")
@@ -191,4 +195,12 @@ func (x *call) runSectioned() {
 		t.st[x.db] = st
 		run(st, &t)
 	})
+}
+
+// refusedWhileBusy reports whether cmd gets BUSY while a script is busy:
+// every command but those Redis allows then, and WATCH too, which here
+// would wait for the shard locks the script holds (and stall the event
+// loop that must answer the others meanwhile).
+func refusedWhileBusy(cmd *command) bool {
+	return cmd.flags&allowBusy == 0 || cmd.name == "watch"
 }

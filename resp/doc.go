@@ -68,8 +68,12 @@
 // Replies, error texts and RESP2/RESP3 shapes are Redis 7.0.15's (the
 // version RedisVersion reports), compared byte for byte with a real
 // redis-server by the package's differential test. Commands of the types
-// nxkv lacks (streams, HyperLogLog, geo, bitmaps) and any command not
-// implemented reply Redis's unknown-command error, never a wrong answer.
+// nxkv lacks (streams, HyperLogLog, geo) and any command not implemented
+// reply Redis's unknown-command error, never a wrong answer. Bitmaps are
+// strings, as in Redis: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP and
+// BITFIELD read and write string values bit by bit, but a write copies the
+// value (nxkv's strings are immutable), so SETBIT and BITFIELD cost O(N)
+// in the value's length where Redis's cost O(1).
 // INFO errorstats counts error replies as Redis does (an error a command
 // replies inside a script once, where it is replied); past 128 different
 // error codes it stops adding codes and shows ERRORSTATS_DISABLED, as Redis
@@ -280,9 +284,19 @@
 // refuses an input whose maps' integer keys would make it fill more than 4
 // million array slots in all.
 //
-// A script that runs longer than five seconds is stopped with an error
-// (Redis would let it run and answer BUSY to others; here it holds the
-// engine's locks). The limit is checked between Lua instructions, so the
+// A script that runs longer than busy-reply-threshold (lua-time-limit, 5
+// seconds by default; CONFIG SET changes it) makes the server busy, as in
+// Redis: until it ends, every other client's command gets BUSY, except
+// those Redis allows then (SCRIPT KILL, MULTI, DISCARD, UNWATCH, AUTH,
+// HELLO, QUIT, RESET; WATCH gets BUSY here, since it would wait for the
+// script's locks), and SCRIPT KILL stops a busy script that has not written
+// (UNKILLABLE otherwise). A script is found busy within a millisecond of
+// the threshold, at the earliest 10 ms into its run. A busy script on an
+// event loop hands the loop's other connections to a new goroutine, so they
+// are answered meanwhile. Where Redis would let a script run for ever (only
+// SHUTDOWN NOSAVE ends one that has written), nxkv stops any script after
+// five seconds with an error (first, when the threshold is longer). The
+// limit is checked between Lua instructions, so the
 // built-ins that could run long or allocate without bound inside one call
 // have Lua 5.1's limits (string.rep up to the bulk-string limit, unpack
 // and string.byte up to 8,000 results, coroutines nested up to 200 deep),
@@ -326,7 +340,7 @@ package resp
 //	protocol  reader.go writer.go
 //	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
-//	commands  object.go t_string.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
+//	commands  object.go t_string.go bitops.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
 //	api       server.go testhelper.go doc.go
 //

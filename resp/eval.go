@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/nxkv/nxkv/resp/internal/lua"
 )
@@ -268,10 +270,15 @@ func (s *Server) runScript(x *call, sc *script, st store, txs *txSet, keys, argv
 	run := scriptRuns.Get().(*scriptRun)
 	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, out: x.w, keys: keys,
 		readOnly: sc.noWrites || strings.HasSuffix(x.cmd.name, "_ro")}
-	in := lua.Input{SHA: sc.sha, Keys: keys, Argv: argv, Timeout: s.scriptLimit, Memory: s.scriptMemory}
+	in := lua.Input{SHA: sc.sha, Keys: keys, Argv: argv, Timeout: s.scriptLimit, Memory: s.scriptMemory,
+		Watcher: run, BusyAfter: time.Duration(s.busy.after.Load()) * time.Millisecond}
 	x.c.inScript = true
 	defer func() { x.c.inScript = false }()
-	if err := s.scripts.rt.Run(sc.fn, in, run, run); err != nil {
+	err := s.scripts.rt.Run(sc.fn, in, run, run)
+	if run.busied.Load() {
+		s.busy.remove(run)
+	}
+	if err != nil {
 		// Go code the script called panicked, and the runtime stopped the
 		// script: the panic is the script command's, contained as any
 		// command's is (recover.go).
@@ -310,6 +317,81 @@ type scriptRun struct {
 	// scriptRun, as that command's replier, writes to.
 	rep   *lua.Reply
 	fresh int // error replies to the script since the last takeErrors
+
+	wrote  atomic.Bool // the script has called a write command (SCRIPT KILL refuses)
+	busied atomic.Bool // the script ran past busy-reply-threshold: it is in s.busy
+	kill   atomic.Bool // SCRIPT KILL asked the script to stop
+}
+
+// Busy is lua.Watcher's: the script has run past busy-reply-threshold,
+// and until it ends the server answers BUSY to other clients.
+func (run *scriptRun) Busy() {
+	run.busied.Store(true)
+	run.s.busy.add(run)
+	if f := run.c.handOff; f != nil {
+		f() // the script runs on an event loop: free the loop's other clients
+	}
+}
+
+// Killed is lua.Watcher's: SCRIPT KILL has asked the script to stop.
+func (run *scriptRun) Killed() bool { return run.kill.Load() }
+
+// defaultBusyAfter is busy-reply-threshold's default, in milliseconds.
+const defaultBusyAfter = 5000
+
+// busyScripts is Redis's busy state: the scripts running past
+// busy-reply-threshold (lua-time-limit). While there is one, the server
+// answers BUSY to every command but those Redis allows then (SCRIPT KILL,
+// MULTI, DISCARD, WATCH, AUTH, HELLO, ...): in Redis the script holds the
+// whole server, and here it holds its databases' locks. SCRIPT KILL stops
+// those that have not written. A script is stopped after five seconds in
+// any case.
+type busyScripts struct {
+	after atomic.Int64 // busy-reply-threshold in ms; CONFIG SET changes it
+	n     atomic.Int32 // len(runs), read by every command's dispatch
+
+	mu   sync.Mutex
+	runs map[*scriptRun]struct{} // guarded by mu
+}
+
+func (b *busyScripts) add(run *scriptRun) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.runs == nil {
+		b.runs = map[*scriptRun]struct{}{}
+	}
+	b.runs[run] = struct{}{}
+	b.n.Store(int32(len(b.runs)))
+}
+
+func (b *busyScripts) remove(run *scriptRun) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.runs, run)
+	b.n.Store(int32(len(b.runs)))
+}
+
+// kill stops the busy scripts that have not written, as Redis's
+// scriptKill, and returns the reply: OK, or NOTBUSY when no script is
+// busy, or UNKILLABLE when every busy one has written.
+func (b *busyScripts) kill() (errMsg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.runs) == 0 {
+		return "NOTBUSY No scripts in execution right now."
+	}
+	killed := 0
+	for run := range b.runs {
+		if !run.wrote.Load() {
+			run.kill.Store(true)
+			killed++
+		}
+	}
+	if killed == 0 {
+		return "UNKILLABLE Sorry the script already executed write commands against the dataset. " +
+			"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	}
+	return ""
 }
 
 var (
@@ -339,6 +421,9 @@ func (run *scriptRun) Call(args [][]byte, r *lua.Reply) {
 		run.s.stats(cmd).rejected.Add(1)
 		run.errorReply(msg)
 		return
+	}
+	if cmd.flags&write != 0 {
+		run.wrote.Store(true)
 	}
 	x := &run.x
 	*x = call{s: run.s, c: run.c, w: run, args: args, db: run.db, st: run.st, cmd: cmd, tx: true, txs: run.txs, lua: run}
@@ -423,5 +508,9 @@ func cmdScriptFlush(x *call) {
 }
 
 func cmdScriptKill(x *call) {
-	x.w.errorReply("NOTBUSY No scripts in execution right now.")
+	if msg := x.s.busy.kill(); msg != "" {
+		x.w.errorReply(msg)
+		return
+	}
+	x.w.simple("OK")
 }

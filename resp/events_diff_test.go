@@ -38,6 +38,11 @@ var eventSteps = [][]string{
 	{"setrange", "newrange", "2", "q"}, {"incrbyfloat", "fl", "1.5"}, {"incrbyfloat", "fl", "1"},
 	{"rename", "str", "str2"}, {"rpush", "rl", "a"}, {"rename", "rl", "str2"}, {"copy", "str2", "c1"},
 	{"copy", "c1", "str2", "replace"}, {"move", "c1", "1"}, {"hset", "mh", "f", "v"}, {"move", "mh", "1"},
+	{"setbit", "bits", "9", "1"}, {"setbit", "bits", "9", "1"}, {"setbit", "bits", "100", "0"}, {"setbit", "bits", "0", "0"},
+	{"bitfield", "bf", "overflow", "fail", "set", "u8", "0", "300"}, {"bitfield", "bf", "set", "u8", "0", "7"},
+	{"bitfield", "bf", "set", "u8", "0", "7"}, {"bitfield", "bf", "overflow", "fail", "incrby", "u8", "#3", "999"},
+	{"bitfield", "bf", "get", "u8", "0"}, {"bitop", "and", "bo", "bits", "bf"}, {"bitop", "or", "bo", "nokey"},
+	{"rpush", "bl", "x"}, {"bitop", "not", "bl", "bits"}, {"set", "bt", "x", "ex", "100"}, {"bitop", "xor", "bt", "bits"},
 	{"del", "h", "l", "str2", "nokey"},
 }
 

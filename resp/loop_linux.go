@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,14 +29,16 @@ type loop struct {
 	conns   map[int]*conn // guarded by mu
 	closing bool          // guarded by mu
 	kicked  []*conn       // guarded by mu: connections with pushed output to take
-	// awake, guarded by mu, is set from the loop's wake-up until it has
-	// taken every kicked connection: a kick meanwhile needs no eventfd
-	// write (a system call for the kicker, and a wake-up more for the
-	// loop), since the loop takes it before it waits again.
-	awake bool
 	// fdsClosed, guarded by mu, is set when shutdown closes epfd and
 	// wakefd: nothing may use their numbers after.
 	fdsClosed bool
+	// gen, guarded by mu, counts hand-offs: the goroutine that runs the
+	// loop is the one started at the latest generation (handOff).
+	gen int
+	// held, guarded by mu, maps a connection whose long command (a busy
+	// script) still runs on a goroutine the loop was handed off from to
+	// that goroutine's generation: the loop's goroutine leaves it alone.
+	held map[*conn]int
 
 	wakeups atomic.Int64 // epoll_wait returns, for tests
 }
@@ -101,11 +104,8 @@ func (lp *loop) kick(c *conn) {
 	}
 	lp.mu.Lock()
 	lp.kicked = append(lp.kicked, c)
-	asleep := !lp.awake
 	lp.mu.Unlock()
-	if asleep {
-		lp.signal()
-	}
+	lp.signal()
 }
 
 // signal wakes the loop's epoll_wait through its eventfd, unless the loop
@@ -162,6 +162,7 @@ func (c *conn) closeDetached() {
 func (lp *loop) adopt(c *conn) {
 	c.lp = lp
 	c.kick = func() { lp.kick(c) }
+	c.handOff = func() { lp.handOff(c) }
 }
 
 // add starts serving a detached connection on the loop (adopted by it).
@@ -181,9 +182,79 @@ func (lp *loop) add(c *conn) {
 	}
 }
 
-// run is the loop's goroutine.
+// handOff gives the loop to a new goroutine while the current one runs
+// c's long command: a script past busy-reply-threshold, during which Redis
+// serves other clients (answering BUSY) and so must the loop. c stays with
+// the old goroutine, out of epoll, until its command returns; that
+// goroutine then gives c back and exits (retire). It is called while c's
+// command runs on the loop's goroutine.
+func (lp *loop) handOff(c *conn) {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.closing || c.fd < 0 {
+		return
+	}
+	if _, ok := lp.held[c]; ok {
+		return
+	}
+	if lp.held == nil {
+		lp.held = map[*conn]int{}
+	}
+	lp.held[c] = lp.gen
+	lp.gen++
+	_ = syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
+	lp.s.wg.Add(1)
+	go lp.run()
+}
+
+// retire ends the goroutine of generation gen, which the loop was handed
+// off from: it gives back the connections it kept (to epoll, with their
+// pushed output queued) or closes them if the loop is closing, and queues
+// again the kicked connections of its batch it did not reach (the ready
+// ones epoll reports again to the new goroutine).
+func (lp *loop) retire(gen int, kicked []*conn) {
+	var closing []*conn
+	lp.mu.Lock()
+	for c, g := range lp.held {
+		if g != gen {
+			continue
+		}
+		delete(lp.held, c)
+		switch {
+		case c.fd < 0:
+		case lp.closing:
+			closing = append(closing, c)
+		default:
+			ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+			if c.writeWatch {
+				ev.Events = syscall.EPOLLOUT
+			}
+			_ = syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev)
+		}
+	}
+	for _, c := range kicked {
+		if !c.kicked.Swap(true) {
+			lp.kicked = append(lp.kicked, c)
+		}
+	}
+	lp.mu.Unlock()
+	for _, c := range closing {
+		c.closeFD()
+	}
+	lp.signal() // the new goroutine takes what was queued for the kept connections
+}
+
+// current returns the loop's generation.
+func (lp *loop) current() int {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	return lp.gen
+}
+
+// run is the loop's goroutine (one at a time, see handOff).
 func (lp *loop) run() {
 	defer lp.s.wg.Done()
+	gen := lp.current()
 	events := make([]syscall.EpollEvent, 128)
 	var ready []*conn
 	for {
@@ -199,15 +270,26 @@ func (lp *loop) run() {
 		ready = ready[:0]
 		woken := false
 		lp.mu.Lock()
-		lp.awake = true
 		closing := lp.closing
 		for _, ev := range events[:n] {
 			if int(ev.Fd) == lp.wakefd {
 				woken = true
 			} else if c := lp.conns[int(ev.Fd)]; c != nil {
-				c.events = ev.Events
-				ready = append(ready, c)
+				if _, held := lp.held[c]; !held {
+					c.events = ev.Events
+					ready = append(ready, c)
+				}
 			}
+		}
+		kicked := lp.kicked
+		lp.kicked = nil
+		for _, c := range kicked {
+			if _, held := lp.held[c]; held {
+				lp.kicked = append(lp.kicked, c) // for after its command (retire)
+			}
+		}
+		if len(lp.kicked) > 0 {
+			kicked = slices.DeleteFunc(slices.Clone(kicked), func(c *conn) bool { _, held := lp.held[c]; return held })
 		}
 		lp.mu.Unlock()
 		if closing {
@@ -220,28 +302,18 @@ func (lp *loop) run() {
 		}
 		for _, c := range ready {
 			c.onEvents()
+			if lp.current() != gen {
+				lp.retire(gen, kicked)
+				return
+			}
 		}
-		lp.serveKicked()
-	}
-}
-
-// serveKicked takes the output pushed to the kicked connections, those
-// kicked while it runs included, and marks the loop asleep once none is
-// left: a kick after that writes the eventfd.
-func (lp *loop) serveKicked() {
-	for {
-		lp.mu.Lock()
-		kicked := lp.kicked
-		lp.kicked = nil
-		if len(kicked) == 0 {
-			lp.awake = false
-			lp.mu.Unlock()
-			return
-		}
-		lp.mu.Unlock()
-		for _, c := range kicked {
+		for i, c := range kicked {
 			c.kicked.Store(false)
 			c.onKick()
+			if lp.current() != gen {
+				lp.retire(gen, kicked[i+1:])
+				return
+			}
 		}
 	}
 }
@@ -272,12 +344,19 @@ func (c *conn) onKick() {
 	}
 }
 
-// shutdown closes every connection of the loop and the loop's descriptors.
+// shutdown closes every connection of the loop and the loop's descriptors;
+// a goroutine the loop was handed off from closes the connection it kept
+// (retire).
 func (lp *loop) shutdown() {
 	lp.mu.Lock()
 	conns := lp.conns
 	lp.conns = map[int]*conn{}
 	lp.closing = true
+	for fd, c := range conns {
+		if _, held := lp.held[c]; held {
+			delete(conns, fd)
+		}
+	}
 	lp.mu.Unlock()
 	for _, c := range conns {
 		c.closeFD()

@@ -289,7 +289,7 @@ func (g *gen) step() step {
 	k, v := g.key(), g.val()
 	s := func(args ...string) step { return step{args: args} }
 	timed := func(tol int64, args ...string) step { return step{args: args, tol: tol} }
-	switch g.r.IntN(52) {
+	switch g.r.IntN(53) {
 	case 0:
 		return s("get", k)
 	case 1:
@@ -472,8 +472,66 @@ func (g *gen) step() step {
 			}
 		}
 		return s(args...)
+	case 52:
+		return g.bitStep(k)
 	default:
 		return s("hello", g.pick("2", "3", "4", "x"), g.pick("foo", "setname"))
+	}
+}
+
+// bitStep returns a bitmap command on k. Offsets stay small (or past the
+// largest string): an offset near 2^32 is valid and would make both
+// servers build a 512 MB value.
+func (g *gen) bitStep(k string) step {
+	off := func() string { return g.pick("0", "1", "7", "8", "15", "100", "-1", "x", "4294967296") }
+	idx := func() string { return g.bound("0", "1", "-1", "2", "-3", "10", "x") }
+	s := func(args ...string) step { return step{args: args} }
+	switch g.r.IntN(6) {
+	case 0:
+		return s("setbit", k, off(), g.pick("0", "1", "1", "2", "-1", "x"))
+	case 1:
+		return s("getbit", k, off())
+	case 2:
+		args := []string{"bitcount", k}
+		if g.r.IntN(3) > 0 {
+			args = append(args, idx(), idx())
+			if g.r.IntN(2) == 0 {
+				args = append(args, g.pick("bit", "BYTE", "foo"))
+			}
+		}
+		return s(args...)
+	case 3:
+		args := []string{"bitpos", k, g.pick("0", "1", "2", "x")}
+		for range g.r.IntN(4) {
+			args = append(args, idx())
+		}
+		if len(args) == 6 {
+			args[5] = g.pick("bit", "byte", "x")
+		}
+		return s(args...)
+	case 4:
+		args := []string{"bitop", g.pick("and", "OR", "xor", "not", "foo"), g.key(), k}
+		for range g.r.IntN(3) {
+			args = append(args, g.key())
+		}
+		return s(args...)
+	default:
+		args := []string{g.pick("bitfield", "bitfield", "bitfield_ro"), k}
+		for range 1 + g.r.IntN(4) {
+			typ := g.pick("u8", "i8", "u1", "i64", "u63", "i5", "u64", "x")
+			bitOff := g.pick("0", "3", "#1", "#2", "100", "-1", "x")
+			switch g.r.IntN(4) {
+			case 0:
+				args = append(args, "get", typ, bitOff)
+			case 1:
+				args = append(args, "set", typ, bitOff, g.bound("0", "1", "100", "255", "-1", "-128", "x"))
+			case 2:
+				args = append(args, "incrby", typ, bitOff, g.bound("1", "-1", "200", "-300", "x"))
+			default:
+				args = append(args, "overflow", g.pick("wrap", "SAT", "fail", "foo"))
+			}
+		}
+		return s(args...)
 	}
 }
 
@@ -686,6 +744,15 @@ var boundaryCommands = [][]string{
 	{"hello", "N"}, {"client", "kill", "id", "N"}, {"client", "no-evict", "N"},
 	{"object", "freq", "N"}, {"lcs", "k", "k2", "minmatchlen", "N"},
 	{"swapdb", "N", "1"}, {"swapdb", "0", "N"},
+	// Bitmaps: offsets only where they read (a valid offset near 2^32 makes
+	// a 512 MB value), values and ranges everywhere.
+	{"getbit", "k", "N"}, {"setbit", "k", "0", "N"}, {"setbit", "k", "4294967296", "N"},
+	{"bitcount", "k", "N", "-1"}, {"bitcount", "k", "0", "N", "bit"}, {"bitcount", "k", "N", "N", "byte"},
+	{"bitpos", "k", "N"}, {"bitpos", "k", "1", "N"}, {"bitpos", "k", "0", "0", "N", "bit"}, {"bitpos", "k", "1", "N", "N", "byte"},
+	{"bitfield", "k", "set", "i64", "0", "N"}, {"bitfield", "k", "incrby", "i64", "0", "N"},
+	{"bitfield", "k", "overflow", "sat", "incrby", "u63", "1", "N"}, {"bitfield", "k", "overflow", "fail", "incrby", "i7", "3", "N"},
+	{"bitfield", "k", "overflow", "wrap", "set", "u9", "#1", "N"}, {"bitfield_ro", "k", "get", "u8", "N"},
+	{"bitfield_ro", "k", "get", "i8", "#N"}, {"bitfield", "k", "get", "u32", "#N"},
 	// Typed values (l, z, h and s hold a list, a sorted set, a hash and an
 	// intset; k, a string, makes the blocking pops reply at once). The
 	// counts of HRANDFIELD, SRANDMEMBER and ZRANDMEMBER are left out: a

@@ -33,6 +33,7 @@ func New(opts Options) *Server {
 	s.pass.Store(&opts.Password)
 	limits := defaultOutputLimits
 	s.limits.Store(&limits)
+	s.busy.after.Store(defaultBusyAfter)
 	var id [20]byte
 	_, _ = rand.Read(id[:])
 	s.runID = hex.EncodeToString(id[:])

@@ -216,6 +216,9 @@ type Server struct {
 	// key serves its waiters newest first. The blocking pops' differential
 	// and linearizability tests show it is caught.
 	lifoWaiters bool
+	// busy holds the scripts running past busy-reply-threshold.
+	busy busyScripts
+
 	// scriptLimit, set only by the package's tests, replaces a script's
 	// time limit (five seconds) when it is not 0, so a test of the limit
 	// need not wait that long.

@@ -315,7 +315,7 @@ func (g *gen) typedStep() step {
 		return step{args: []string{"object", "encoding", k}, encoding: true}
 	case 62, 63:
 		args := []string{g.pick("sort", "sort", "sort_ro"), k}
-		nosort := false
+		nosort, limit, store := false, false, false
 		for range g.r.IntN(4) {
 			switch g.r.IntN(6) {
 			case 0:
@@ -323,18 +323,22 @@ func (g *gen) typedStep() step {
 				nosort = true // ties among equal BY values keep the set's own order
 				args = append(args, "by", b)
 			case 1:
+				limit = true
 				args = append(args, "limit", g.bound("0", "1", "-1"), g.bound("1", "-1", "2", "0"))
 			case 2:
 				args = append(args, "get", g.pick("#", "k*", "k*->f1", "k*->f2", "nokey"))
 			case 3:
+				store = true
 				args = append(args, "store", k2)
 			default:
 				args = append(args, g.pick("asc", "desc", "alpha", "ALPHA", "foo"))
 			}
 		}
 		// A set's own order (BY nosort, and ties of BY) is its hash
-		// table's in Redis: such replies are compared as multisets.
-		return step{args: args, sorted: nosort}
+		// table's in Redis: such replies are compared as multisets, and
+		// when LIMIT picks some of them, by their shape only (a STORE
+		// sorts a set first, in both).
+		return step{args: args, sorted: nosort, shape: nosort && limit && !store}
 	default:
 		return step{args: []string{"eval", g.pick(typedScripts...), "2", k, k2, g.val()}, tol: 200}
 	}

@@ -19,8 +19,10 @@
 //
 // A script is stopped with an error past its time limit (Input.Timeout,
 // five seconds by default) or once it has grown the process heap past its
-// memory limit (Input.Memory, 1 GiB by default), and no builtin runs or
-// allocates without bound inside one call. An interpreter a script killed,
+// memory limit (Input.Memory, 1 GiB by default), or when its Watcher,
+// told once the script has run Input.BusyAfter, asks (Redis's SCRIPT
+// KILL); no builtin runs or allocates without bound inside one call. An
+// interpreter a script killed,
 // or whose shared tables it changed, is discarded rather than reused.
 // Every Go function a script can reach, this package's builtins and
 // gopher-lua's library alike, contains its panics (a defect, which

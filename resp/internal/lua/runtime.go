@@ -20,8 +20,9 @@ import (
 )
 
 // scriptTimeout is how long a script may run before it is stopped with an
-// error. Redis lets a long script run and answers BUSY to everyone else; a
-// script here holds the engine's locks, so it is stopped instead.
+// error. Redis lets a long script run, answering BUSY to everyone else,
+// until SCRIPT KILL or SHUTDOWN NOSAVE; a script here holds the engine's
+// locks, so it is stopped in any case.
 const scriptTimeout = 5 * time.Second
 
 // defaultMaxBulk is Redis's default proto-max-bulk-len, 512 MB.
@@ -222,6 +223,24 @@ type Input struct {
 	// Memory stops the script with an error once it has grown the process
 	// heap by that many bytes; 0 selects 1 GiB.
 	Memory uint64
+	// Watcher, if not nil, is told when the script has run BusyAfter
+	// (Redis's busy-reply-threshold) and may then stop it.
+	Watcher   Watcher
+	BusyAfter time.Duration
+}
+
+// Watcher is told of a script that runs long, and may stop it, as Redis's
+// SCRIPT KILL does. Its methods are called from the runtime's watchdog
+// goroutine while the script runs, never after Run returns. Busy time is
+// checked every millisecond once a script has run 10 ms, so a script is
+// busy at the earliest 10 ms into its run.
+type Watcher interface {
+	// Busy is called once, when the script has run Input.BusyAfter.
+	Busy()
+	// Killed reports whether the script is to stop; it is polled every
+	// millisecond after Busy. A killed script ends with Redis's error,
+	// which pcall cannot catch.
+	Killed() bool
 }
 
 // Run runs fn with in's KEYS and ARGV on an interpreter from the pool,
@@ -433,7 +452,7 @@ func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) error {
 	if in.Memory != 0 {
 		memory = in.Memory
 	}
-	v.dog.start(v.cancel, limit, memory)
+	v.dog.start(v.cancel, limit, memory, in.BusyAfter, in.Watcher)
 	L.Push(fn)
 	err := L.PCall(0, 1, v.handle)
 	reason := v.dog.end()
@@ -450,6 +469,17 @@ func (v *vm) execute(fn *lua.LFunction, r *run, in Input, w Writer) error {
 	case killedMemory:
 		err = &lua.ApiError{Object: errTable(L, fmt.Sprintf(
 			"ERR Script killed: it grew the heap by more than %d MB", memory>>20))}
+	case killedByUser:
+		// Redis raises it where the script was: keep the source and line
+		// the error handler found.
+		t := errTable(L, "ERR Script killed by user with SCRIPT KILL...")
+		if ae, ok := err.(*lua.ApiError); ok {
+			if h, ok := ae.Object.(*lua.LTable); ok {
+				h.RawSetString("err", t.RawGetString("err"))
+				t = h
+			}
+		}
+		err = &lua.ApiError{Object: t}
 	}
 	if err != nil {
 		writeLuaError(w, err, r.sha)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,5 +191,41 @@ func TestLargeIndexAllocatesLittle(t *testing.T) {
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
 		t.Errorf("the assignment allocated %d MB", grew>>20)
+	}
+}
+
+// watcher is a lua.Watcher that kills the script once busy, if kill is set.
+type watcher struct {
+	busy atomic.Int32
+	kill bool
+}
+
+func (w *watcher) Busy()        { w.busy.Add(1) }
+func (w *watcher) Killed() bool { return w.kill && w.busy.Load() > 0 }
+
+// TestWatcher: a script that runs past BusyAfter tells its Watcher once;
+// one the Watcher kills ends with Redis's SCRIPT KILL error, where it was,
+// even inside pcall; a short script never tells it. (A script not killed
+// runs to its time limit, shortened here.)
+func TestWatcher(t *testing.T) {
+	rt := lua.New(lua.Options{Version: "7.0.15"})
+	defer rt.Close()
+	w := &watcher{kill: true}
+	got, _ := run(t, rt, "local f = function() while true do end end while true do pcall(f) end",
+		lua.Input{SHA: "abc", Watcher: w, BusyAfter: 20 * time.Millisecond})
+	if want := "error:ERR Script killed by user with SCRIPT KILL... script: abc, on @user_script:1."; got != want {
+		t.Fatalf("killed script: %q, want %q", got, want)
+	}
+	if n := w.busy.Load(); n != 1 {
+		t.Fatalf("Busy called %d times", n)
+	}
+	w = &watcher{}
+	got, _ = run(t, rt, "while true do end", lua.Input{SHA: "abc", Watcher: w, BusyAfter: 20 * time.Millisecond, Timeout: 100 * time.Millisecond})
+	if !strings.HasPrefix(got, "error:ERR Script killed after running for 100ms") || w.busy.Load() != 1 {
+		t.Fatalf("unkilled busy script: %q, Busy called %d times", got, w.busy.Load())
+	}
+	w = &watcher{kill: true}
+	if got, _ = run(t, rt, "return 1", lua.Input{Watcher: w, BusyAfter: time.Millisecond}); got != "int:1" || w.busy.Load() != 0 {
+		t.Fatalf("short script: %q, Busy called %d times", got, w.busy.Load())
 	}
 }

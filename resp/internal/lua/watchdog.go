@@ -32,6 +32,7 @@ const (
 	notKilled = iota
 	killedTime
 	killedMemory
+	killedByUser // its Watcher asked (SCRIPT KILL)
 )
 
 // watchdog watches one interpreter's runs, one at a time.
@@ -43,6 +44,8 @@ type watchdog struct {
 	running bool               // a run is on; guarded by mu
 	limit   time.Duration      // the run's time limit; guarded by mu
 	memory  uint64             // the run's heap limit; guarded by mu
+	busy    time.Duration      // when the run is busy (Input.BusyAfter); guarded by mu
+	watcher Watcher            // the run's Watcher, or nil; guarded by mu
 	stop    chan struct{}      // closed when the run ends; guarded by mu
 	exited  chan struct{}      // closed when the watcher returns; guarded by mu
 	reason  int                // why the last run was stopped; guarded by mu
@@ -55,10 +58,12 @@ func newWatchdog() *watchdog {
 	return w
 }
 
-// start begins watching a run that cancel stops, with its limits.
-func (w *watchdog) start(cancel context.CancelFunc, limit time.Duration, memory uint64) {
+// start begins watching a run that cancel stops, with its limits, and
+// its Watcher, if not nil, told once it has run busy.
+func (w *watchdog) start(cancel context.CancelFunc, limit time.Duration, memory uint64, busy time.Duration, watcher Watcher) {
 	w.mu.Lock()
 	w.cancel, w.running, w.limit, w.memory, w.reason = cancel, true, limit, memory, notKilled
+	w.busy, w.watcher = busy, watcher
 	w.mu.Unlock()
 	w.timer.Reset(min(watchAfter, limit))
 }
@@ -82,7 +87,8 @@ func (w *watchdog) end() int {
 }
 
 // watch runs on the timer's goroutine while a run lasts past watchAfter:
-// it polls the clock and the heap, and cancels the run past its limits.
+// it polls the clock and the heap, and cancels the run past its limits;
+// once the run is busy, it tells the run's Watcher and polls it too.
 func (w *watchdog) watch() {
 	w.mu.Lock()
 	if !w.running || w.stop != nil {
@@ -91,9 +97,11 @@ func (w *watchdog) watch() {
 	}
 	stop, exited := make(chan struct{}), make(chan struct{})
 	w.stop, w.exited = stop, exited
-	cancel, memory := w.cancel, w.memory
-	deadline := time.Now().Add(w.limit - min(watchAfter, w.limit))
+	cancel, memory, watcher := w.cancel, w.memory, w.watcher
+	started := time.Now().Add(-min(watchAfter, w.limit))
+	deadline, busyAt := started.Add(w.limit), started.Add(w.busy)
 	w.mu.Unlock()
+	busy := false
 	defer close(exited)
 
 	base := heapBytes()
@@ -104,12 +112,18 @@ func (w *watchdog) watch() {
 		case <-stop:
 			return
 		case now := <-tick.C:
+			if watcher != nil && !busy && !now.Before(busyAt) {
+				busy = true
+				watcher.Busy()
+			}
 			reason := notKilled
 			switch {
 			case !now.Before(deadline):
 				reason = killedTime
 			case heapBytes() > base+memory:
 				reason = killedMemory
+			case busy && watcher.Killed():
+				reason = killedByUser
 			}
 			if reason != notKilled {
 				w.mu.Lock()
