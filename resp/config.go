@@ -118,12 +118,9 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 	case "requirepass":
 		return func() { s.setPassword(value) }, ""
 	case "busy-reply-threshold", "lua-time-limit":
-		n, ok := parseInt([]byte(value))
-		switch {
-		case !ok:
-			return failed("argument couldn't be parsed into an integer")
-		case n < 0:
-			return failed("argument must be between 0 and 9223372036854775807 inclusive")
+		n, why := nonNegative(value)
+		if why != "" {
+			return failed(why)
 		}
 		return func() { s.busy.after.Store(n) }, ""
 	case "client-output-buffer-limit":
@@ -139,12 +136,9 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 		}
 		return func() { s.setNotifyFlags(flags) }, ""
 	case "tracking-table-max-keys":
-		n, ok := parseInt([]byte(value))
-		switch {
-		case !ok:
-			return failed("argument couldn't be parsed into an integer")
-		case n < 0:
-			return failed("argument must be between 0 and 9223372036854775807 inclusive")
+		n, why := nonNegative(value)
+		if why != "" {
+			return failed(why)
 		}
 		return func() {
 			s.trk.maxKeys.Store(n)
@@ -163,6 +157,19 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 		return func() { s.encLimits[j].Store(n) }, ""
 	}
 	return nil, "ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(name) + "'"
+}
+
+// nonNegative parses a setting that is an integer from 0 up, or returns
+// why not in CONFIG SET's words.
+func nonNegative(value string) (int64, string) {
+	n, ok := parseInt([]byte(value))
+	switch {
+	case !ok:
+		return 0, "argument couldn't be parsed into an integer"
+	case n < 0:
+		return 0, "argument must be between 0 and 9223372036854775807 inclusive"
+	}
+	return n, ""
 }
 
 // ConfigSet sets a configuration parameter as CONFIG SET does, for the
