@@ -80,7 +80,7 @@ type conn struct {
 	// command), skipNext asks SKIP for the next command, and muted is set
 	// while a silenced command runs (its pushes are held, its replies
 	// dropped).
-	replyMode uint8
+	replyMode replyMode
 	skipNext  bool
 	muted     bool
 	unix      bool
@@ -164,3 +164,12 @@ func (c *conn) setName(n string) {
 	c.name = n
 	c.mu.Unlock()
 }
+
+// replyMode is CLIENT REPLY's setting of a client.
+type replyMode uint8
+
+const (
+	replyOn replyMode = iota
+	replyOff
+	replySkip // the next command only
+)

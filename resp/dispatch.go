@@ -21,13 +21,6 @@ func (c *conn) dispatch(args [][]byte) {
 	}
 }
 
-// CLIENT REPLY's modes.
-const (
-	replyOn = iota
-	replyOff
-	replySkip // the next command only
-)
-
 // silenced runs a request whose reply the client asked not to get: its
 // replies (errors included) are dropped, and what it pushes to the client
 // (subscription confirmations, messages, invalidations) is kept, as
