@@ -110,12 +110,9 @@ func cmdGetBit(x *call) {
 	if !ok {
 		return
 	}
-	v, _, wrong := stringOf(x.st, x.key(1))
-	if wrong {
-		x.w.errorReply(errWrongType)
-		return
+	if v, ok := x.readString(x.key(1), nil); ok {
+		x.w.int(int64(bitAt(v, off)))
 	}
-	x.w.int(int64(bitAt(v, off)))
 }
 
 // bitRange resolves BITCOUNT's and BITPOS's start and end, as Redis does,
@@ -177,13 +174,8 @@ func countBits(v string, from, to int64) int64 {
 }
 
 func cmdBitCount(x *call) {
-	v, found, wrong := stringOf(x.st, x.key(1))
-	switch {
-	case wrong:
-		x.w.errorReply(errWrongType)
-		return
-	case !found:
-		x.w.int(0)
+	v, ok := x.readString(x.key(1), func() { x.w.int(0) })
+	if !ok {
 		return
 	}
 	from, to := int64(0), int64(len(v))*8-1
@@ -221,13 +213,10 @@ func cmdBitPos(x *call) {
 		x.w.errorReply("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	v, found, wrong := stringOf(x.st, x.key(1))
-	switch {
-	case wrong:
-		x.w.errorReply(errWrongType)
-		return
-	case !found:
-		x.w.int(-bit) // an endless run of zeros: 0 for a clear bit, -1 for a set one
+	// A missing key is an endless run of zeros: 0 for a clear bit, -1
+	// for a set one.
+	v, ok := x.readString(x.key(1), func() { x.w.int(-bit) })
+	if !ok {
 		return
 	}
 	from, to, endGiven := int64(0), int64(len(v))*8-1, false
@@ -318,10 +307,13 @@ func cmdBitOp(x *call) {
 		srcs := make([]string, 0, len(keys)-1)
 		n := 0
 		for _, k := range keys[1:] {
-			v, _, wrong := stringOf(st, k)
+			v, found, wrong := stringOf(st, k)
 			if wrong {
 				x.w.errorReply(errWrongType)
 				return
+			}
+			if !found {
+				x.miss(k) // the sources are read, as Redis's lookupKeyRead
 			}
 			srcs = append(srcs, v)
 			n = max(n, len(v))
@@ -526,9 +518,8 @@ func cmdBitField(x *call) {
 	}
 	key := x.key(1)
 	if readOnly {
-		v, _, wrong := stringOf(x.st, key)
-		if wrong {
-			x.w.errorReply(errWrongType)
+		v, ok := x.readString(key, nil)
+		if !ok {
 			return
 		}
 		x.w.array(len(ops))

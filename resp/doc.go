@@ -74,11 +74,19 @@
 // BITFIELD read and write string values bit by bit, but a write copies the
 // value (nxkv's strings are immutable), so SETBIT and BITFIELD cost O(N)
 // in the value's length where Redis's cost O(1).
+//
 // INFO errorstats counts error replies as Redis does (an error a command
 // replies inside a script once, where it is replied); past 128 different
 // error codes it stops adding codes and shows ERRORSTATS_DISABLED, as Redis
 // 7.2 does and 7.0 did not, so that invented codes cannot grow the table
 // without bound.
+//
+// DUMP and RESTORE move values to and from Redis: RESTORE reads every
+// encoding of RDB versions up to 10 (Redis 7.0's listpacks, intsets and
+// quicklists, LZF-compressed strings, and Redis 6's ziplists), and DUMP
+// writes the plain encodings, uncompressed, which every Redis restores; a
+// payload is never trusted (a malformed one is "Bad data format", a
+// member twice too).
 //
 // # Types
 //
@@ -340,7 +348,7 @@ package resp
 //	protocol  reader.go writer.go
 //	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
-//	commands  object.go t_string.go bitops.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
+//	commands  object.go t_string.go bitops.go rdb.go cluster.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
 //	api       server.go testhelper.go doc.go
 //

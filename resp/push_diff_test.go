@@ -554,6 +554,8 @@ func pushScenario(name string) []pushStep {
 			s(3, "hgetall", "nokey"), s(3, "lrange", "nokey", "0", "1"), s(3, "hget", "x", "f"), s(3, "type", "nokey"),
 			s(3, "rpush", "tl", "a"), s(3, "lindex", "tl", "0"), s(3, "lpop", "nokey"), s(3, "sinter", "nokey", "tl"),
 			s(3, "zunion", "2", "nokey", "noz"), s(3, "sort_ro", "nokey"), s(3, "hexists", "nokey", "f"),
+			s(3, "getbit", "nokey", "0"), s(3, "bitcount", "nokey"), s(3, "bitpos", "nokey", "1"), s(3, "getrange", "nokey", "0", "1"),
+			s(3, "dump", "nokey"), s(3, "bitop", "and", "bd", "nokey", "noz"), s(3, "bitfield_ro", "nokey", "get", "u8", "0"),
 			s(3, "config", "set", "notify-keyspace-events", "Kgn"), s(3, "set", "new", "1"), s(3, "set", "new", "2"),
 			s(3, "config", "set", "notify-keyspace-events", "Kx"), s(3, "config", "get", "notify-keyspace-events"),
 			s(3, "config", "set", "notify-keyspace-events", "KQ"), s(3, "config", "get", "notify-keyspace-events"),

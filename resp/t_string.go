@@ -40,6 +40,27 @@ func stringOf(st store, key string) (v string, found, wrong bool) {
 	}
 }
 
+// readString is a read command's lookup of key's string: ok is false
+// after replying WRONGTYPE for another type, or, for a missing key, after
+// calling missing to reply (a missing key reads as "" when missing is
+// nil). A missing key is a read's miss (keymiss), as Redis's
+// lookupKeyRead.
+func (x *call) readString(key string, missing func()) (v string, ok bool) {
+	v, found, wrong := stringOf(x.st, key)
+	switch {
+	case wrong:
+		x.w.errorReply(errWrongType)
+		return "", false
+	case !found:
+		x.miss(key)
+		if missing != nil {
+			missing()
+			return "", false
+		}
+	}
+	return v, true
+}
+
 // getString is GET's lookup: key's string value, or ok false after
 // replying nil for a missing key (with its keymiss event) or WRONGTYPE for
 // another type.
@@ -464,14 +485,8 @@ func cmdGetRange(x *call) {
 	if !ok {
 		return
 	}
-	v, found, wrong := stringOf(x.st, x.key(1))
-	if wrong {
-		x.w.errorReply(errWrongType)
-		return
-	}
-	if !found {
-		x.miss(x.key(1))
-		x.w.bulkString("")
+	v, ok := x.readString(x.key(1), func() { x.w.bulkString("") })
+	if !ok {
 		return
 	}
 	n := int64(len(v))
