@@ -3,6 +3,7 @@ package resp
 // This file holds CONFIG GET, SET and RESETSTAT, as Redis's config.c.
 
 import (
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,8 @@ func (s *Server) configGet() map[string]string {
 		"proto-max-bulk-len":         strconv.Itoa(s.maxBulk()),
 		"client-query-buffer-limit":  strconv.Itoa(maxQueryBuffer),
 		"client-output-buffer-limit": s.outputLimits().String(),
-		"notify-keyspace-events":     "",
+		"notify-keyspace-events":     formatNotifyFlags(int(s.notify.flags.Load())),
+		"tracking-table-max-keys":    strconv.FormatInt(s.trk.maxKeys.Load(), 10),
 		"lua-time-limit":             strconv.FormatInt(s.busy.after.Load(), 10),
 		"busy-reply-threshold":       strconv.FormatInt(s.busy.after.Load(), 10),
 		"io-threads":                 "1",
@@ -77,62 +79,115 @@ func cmdConfigGet(x *call) {
 	}
 }
 
-// cmdConfigSet accepts the settings that have a meaning here (requirepass)
-// and those that are safe to ignore in memory (persistence); any other is
-// Redis's unknown-option error, never a silently ignored setting.
+// cmdConfigSet accepts the settings that have a meaning here and those
+// that are safe to ignore in memory (persistence); any other is Redis's
+// unknown-option error, never a silently ignored setting. Every value is
+// checked before any is applied, as Redis does.
 func cmdConfigSet(x *call) {
 	if len(x.args)%2 != 0 {
 		x.w.errorReply("ERR wrong number of arguments for 'config|set' command")
 		return
 	}
+	var apply []func()
 	for i := 2; i < len(x.args); i += 2 {
-		switch strings.ToLower(string(x.args[i])) {
-		case "save", "appendonly", "appendfsync", "loglevel":
-		case "requirepass":
-		case "busy-reply-threshold", "lua-time-limit":
-			if n, ok := parseInt(x.args[i+1]); !ok || n < 0 {
-				why := "argument couldn't be parsed into an integer"
-				if ok {
-					why = "argument must be between 0 and 9223372036854775807 inclusive"
-				}
-				x.w.errorReply("ERR CONFIG SET failed (possibly related to argument '" + strings.ToLower(string(x.args[i])) + "') - " + why)
-				return
-			}
-		case "client-output-buffer-limit":
-			if _, why := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1])); why != "" {
-				x.w.errorReply("ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - " + why)
-				return
-			}
-		default:
-			if limitIndex(strings.ToLower(string(x.args[i]))) >= 0 {
-				if _, ok := parseInt(x.args[i+1]); !ok {
-					x.w.errorReply("ERR CONFIG SET failed (possibly related to argument '" + sanitize(string(x.args[i])) +
-						"') - argument couldn't be parsed into an integer")
-					return
-				}
-				continue
-			}
-			x.w.errorReply("ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(string(x.args[i])) + "'")
+		f, msg := x.s.configSet(string(x.args[i]), string(x.args[i+1]))
+		if msg != "" {
+			x.w.errorReply(msg)
 			return
 		}
+		apply = append(apply, f)
 	}
-	for i := 2; i < len(x.args); i += 2 {
-		switch {
-		case equalFold(x.args[i], "requirepass"):
-			x.s.setPassword(string(x.args[i+1]))
-		case equalFold(x.args[i], "client-output-buffer-limit"):
-			l, _ := parseOutputLimits(x.s.outputLimits(), string(x.args[i+1]))
-			x.s.limits.Store(&l)
-		case equalFold(x.args[i], "busy-reply-threshold"), equalFold(x.args[i], "lua-time-limit"):
-			n, _ := parseInt(x.args[i+1])
-			x.s.busy.after.Store(n)
-		}
-		if j := limitIndex(strings.ToLower(string(x.args[i]))); j >= 0 {
-			n, _ := parseInt(x.args[i+1])
-			x.s.encLimits[j].Store(n)
-		}
+	for _, f := range apply {
+		f()
+	}
+	if !x.tx {
+		x.s.updateFeed()
 	}
 	x.w.simple("OK")
+}
+
+// configSet checks one CONFIG SET parameter and returns what applies it,
+// or Redis's error reply.
+func (s *Server) configSet(name, value string) (apply func(), msg string) {
+	failed := func(why string) (func(), string) {
+		return nil, "ERR CONFIG SET failed (possibly related to argument '" + sanitize(name) + "') - " + why
+	}
+	switch strings.ToLower(name) {
+	case "save", "appendonly", "appendfsync", "loglevel":
+		return func() {}, ""
+	case "requirepass":
+		return func() { s.setPassword(value) }, ""
+	case "busy-reply-threshold", "lua-time-limit":
+		n, why := nonNegative(value)
+		if why != "" {
+			return failed(why)
+		}
+		return func() { s.busy.after.Store(n) }, ""
+	case "client-output-buffer-limit":
+		l, why := parseOutputLimits(s.outputLimits(), value)
+		if why != "" {
+			return failed(why)
+		}
+		return func() { s.limits.Store(&l) }, ""
+	case "notify-keyspace-events":
+		flags, ok := parseNotifyFlags(value)
+		if !ok {
+			return failed(errNotifyFlags)
+		}
+		return func() { s.setNotifyFlags(flags) }, ""
+	case "tracking-table-max-keys":
+		n, why := nonNegative(value)
+		if why != "" {
+			return failed(why)
+		}
+		return func() {
+			s.trk.maxKeys.Store(n)
+			for s.trk.overLimit() {
+				// At once, where Redis's server cron trims the table
+				// before any next command, with an effort that grows.
+				s.trackingLimit(nil)
+			}
+		}, ""
+	}
+	if j := limitIndex(strings.ToLower(name)); j >= 0 {
+		n, ok := parseInt([]byte(value))
+		if !ok {
+			return failed("argument couldn't be parsed into an integer")
+		}
+		return func() { s.encLimits[j].Store(n) }, ""
+	}
+	return nil, "ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(name) + "'"
+}
+
+// nonNegative parses a setting that is an integer from 0 up, or returns
+// why not in CONFIG SET's words.
+func nonNegative(value string) (int64, string) {
+	n, ok := parseInt([]byte(value))
+	switch {
+	case !ok:
+		return 0, "argument couldn't be parsed into an integer"
+	case n < 0:
+		return 0, "argument must be between 0 and 9223372036854775807 inclusive"
+	}
+	return n, ""
+}
+
+// ConfigSet sets a configuration parameter as CONFIG SET does, for the
+// parameters CONFIG SET accepts (notify-keyspace-events,
+// client-output-buffer-limit, tracking-table-max-keys, the encoding
+// limits (hash-max-listpack-entries and the rest), requirepass, and
+// the persistence settings it ignores), and returns CONFIG SET's error
+// for a parameter it does not know or a bad value, changing nothing. It
+// lets a test enable keyspace notifications without a client, and
+// nxkv-server apply its configuration file. It is safe for concurrent use.
+func (s *Server) ConfigSet(name, value string) error {
+	apply, msg := s.configSet(name, value)
+	if msg != "" {
+		return errors.New(strings.TrimPrefix(msg, "ERR "))
+	}
+	apply()
+	s.syncFeed()
+	return nil
 }
 
 func cmdConfigResetStat(x *call) {

@@ -39,6 +39,9 @@ func New(opts Options) *Server {
 	s.runID = hex.EncodeToString(id[:])
 	s.scripts.init(lua.Options{MaxBulk: s.maxBulk(), Version: RedisVersion})
 	s.cmdStats = make([]cmdStats, len(allCommands))
+	s.initPubsub()
+	s.initTracking()
+	s.newDB = s.dbCreated
 	for i, l := range limitNames {
 		s.encLimits[i].Store(l.def)
 	}
@@ -68,6 +71,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.stopFeed() // the caller's engine outlives the server
 	s.scripts.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()

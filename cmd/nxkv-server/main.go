@@ -7,7 +7,9 @@
 //	echo "port 0
 //	unixsocket /tmp/nxkv.sock" | nxkv-server -
 //
-// Directives: port (0: no TCP), bind, unixsocket, requirepass. Persistence
+// Directives: port (0: no TCP), bind, unixsocket, requirepass, and those
+// CONFIG SET changes (notify-keyspace-events, tracking-table-max-keys,
+// client-output-buffer-limit), checked as CONFIG SET checks them. Persistence
 // and tuning directives redis-server knows (save, appendonly, dir, loglevel
 // and the like) are accepted and ignored, since nxkv keeps its data in
 // memory; an unknown directive is a fatal error, as with redis-server. It
@@ -45,6 +47,19 @@ type config struct {
 	binds      []string
 	unixSocket string
 	password   string
+	settings   []setting // applied through CONFIG SET's checks, in order
+}
+
+// setting is a directive the server applies as CONFIG SET would.
+type setting struct {
+	name, value string
+	line        int
+	raw         string
+}
+
+// configSettable lists the directives applied as CONFIG SET applies them.
+var configSettable = map[string]bool{
+	"notify-keyspace-events": true, "tracking-table-max-keys": true, "client-output-buffer-limit": true,
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -65,6 +80,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		dieWithParent()
 	}
 	s := resp.New(resp.Options{Password: cfg.password})
+	for _, st := range cfg.settings {
+		if err := s.ConfigSet(st.name, st.value); err != nil {
+			s.Close()
+			fmt.Fprintln(stderr, fatal(st.line, st.raw, strings.TrimPrefix(err.Error(), "CONFIG SET failed (possibly related to argument '"+st.name+"') - ")))
+			return 1
+		}
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	if err := listen(s, cfg); err != nil {
@@ -165,7 +187,7 @@ var ignored = map[string]bool{
 	"supervised": true, "always-show-logo": true, "set-proc-title": true, "stop-writes-on-bgsave-error": true,
 	"rdbcompression": true, "rdbchecksum": true, "maxclients": true, "hz": true, "io-threads": true,
 	"unixsocketperm": true, "lua-time-limit": true, "busy-reply-threshold": true, "maxmemory": true,
-	"maxmemory-policy": true, "notify-keyspace-events": true, "enable-debug-command": true,
+	"maxmemory-policy": true, "enable-debug-command": true,
 	"syslog-enabled": true, "latency-monitor-threshold": true, "slowlog-log-slower-than": true,
 	"activerehashing": true, "lazyfree-lazy-eviction": true, "lazyfree-lazy-expire": true,
 }
@@ -201,6 +223,8 @@ func parseConfig(cfg *config, text string) error {
 			cfg.unixSocket = vals[0]
 		case name == "requirepass" && len(vals) == 1:
 			cfg.password = vals[0]
+		case configSettable[name] && len(vals) >= 1:
+			cfg.settings = append(cfg.settings, setting{name: name, value: strings.Join(vals, " "), line: line, raw: raw})
 		case name == "daemonize" && len(vals) == 1 && strings.EqualFold(vals[0], "yes"):
 			return fatal(line, raw, "daemonize yes is not supported: run nxkv-server under a supervisor")
 		case ignored[name] && len(vals) >= 0:
