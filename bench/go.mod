@@ -2,7 +2,16 @@ module github.com/nxkv/nxkv/bench
 
 go 1.25.0
 
-require github.com/nxkv/nxkv v0.0.0
+require (
+	github.com/gomodule/redigo v1.9.3
+	github.com/nxkv/nxkv v0.0.0
+	github.com/redis/rueidis v1.0.79
+)
+
+require (
+	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
+)
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
@@ -17,7 +26,7 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.21.0
-	golang.org/x/sys v0.43.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 )
 
 replace github.com/nxkv/nxkv => ../

@@ -65,7 +65,7 @@ type options struct {
 }
 
 // workloads are the names -only accepts; each headline job belongs to one.
-var workloads = []string{"raw", "locks", "resp", "expiry", "memory", "doubles", "cache"}
+var workloads = []string{"raw", "locks", "resp", "expiry", "memory", "doubles", "push", "cache"}
 
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	if addr := os.Getenv(serveEnv); addr != "" {
@@ -83,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
 	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:* are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
-	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory, doubles, cache)")
+	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory, doubles, push, cache)")
 	rounds := fs.Int("rounds", 0, "first interleaved rounds of the headline's in-process jobs (0: the default, 15); the jobs over Redis run 6 more")
 	reps := fs.Int("reps", 0, "repetitions per measurement of the full suite (0: the default, 7)")
 	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
@@ -211,7 +211,7 @@ func execute(w *console, cfg config, o options, env *environment) *Results {
 	}
 	res := &Results{Started: time.Now().UTC(), Mode: mode, Machine: describeMachine(), Versions: peerVersions(), Config: cfg,
 		LoadAtStart: loadAvg()}
-	env.setupRedis(res, o, o.want["raw"] || o.want["locks"] || o.want["resp"] || (o.full && o.want["doubles"]))
+	env.setupRedis(res, o, o.want["raw"] || o.want["locks"] || o.want["resp"] || o.want["push"] || (o.full && o.want["doubles"]))
 	printHeader(w, res, env)
 
 	var jobs []job
@@ -288,6 +288,9 @@ func runFull(w *console, cfg config, o options, env *environment, res *Results, 
 	}
 	if o.want["memory"] {
 		section("memory", func() { runMemoryWorkload(cfg, res) }, func() { printMemory(w, res) })
+	}
+	if o.want["push"] {
+		section("push", func() { runPushWorkload(cfg, env, res) }, func() { printPush(w, res) })
 	}
 	if o.want["doubles"] {
 		section("doubles", func() { runDoublesWorkload(cfg, env, res) }, func() { printDoubles(w, res) })

@@ -42,6 +42,7 @@ type Results struct {
 	RESP        []BenchRow  `json:"resp,omitempty"` // redis-benchmark: nxkv-server vs redis-server
 	Expiry      []ExpiryRow `json:"expiry,omitempty"`
 	Memory      []MemRow    `json:"memory,omitempty"`
+	Push        []PushRow   `json:"push,omitempty"` // pub/sub, invalidations, rueidislock: nxkv-server vs redis-server
 	Doubles     []DoubleRow `json:"test_double,omitempty"`
 	HitRatio    []HitRow    `json:"hit_ratio,omitempty"`   // a bounded cache on a Zipf trace
 	Held        []HeldRow   `json:"memory_held,omitempty"` // live heap under a bound

@@ -209,7 +209,11 @@
 // Kind, in the section's order. A server builds APPEND from Get and Set
 // and reports "append", RENAME from Get, Del and Set and reports
 // "rename_from" then "rename_to"; a value type kept outside the engine's
-// strings reports "hset" or "lpush" the same way.
+// strings reports "hset" or "lpush" the same way. A section may also tag
+// its events (SetTag): a server tags the section running a client's
+// command with the client, so that its listener can tell the client's own
+// changes from others' (Redis's client-side caching skips or defers the
+// invalidations of a client's own writes).
 //
 // # Typed values
 //

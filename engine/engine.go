@@ -126,8 +126,8 @@ func (e *Engine) Clock() clock.Clock { return e.tm.Clock() }
 // doc). It is safe for concurrent use.
 func (e *Engine) Now() time.Time { return time.Unix(0, e.tm.Monotonic(e.tm.Nano())) }
 
-// opState is one operation's state: its time and whether its events are
-// withheld from listeners.
+// opState is one operation's state: its time, whether its events are
+// withheld from listeners, and the tag its events carry.
 //
 // It gives the operation at most one time reading. For the real clock it
 // is read inside the critical section on first use; an injected clock is
@@ -141,6 +141,9 @@ type opState struct {
 	// listeners (never from watchers): set by Tx.Quiet for a section that
 	// names its changes itself with Tx.Notify.
 	quiet bool
+	// tag is copied into the operation's events (Event.Tag): set by
+	// Tx.SetTag for a section, nil for every other operation.
+	tag any
 }
 
 // begin takes an injected clock's reading for an operation that may need

@@ -75,6 +75,11 @@ type Event struct {
 	Key string
 	// Kind names the change.
 	Kind Kind
+	// Tag is the tag of the section that made the change (Tx.SetTag), so
+	// that a listener can tell who made it; nil for changes made outside a
+	// section, and for the reaper's and Reap's expiries. A key a section
+	// finds expired and reclaims is reported with the section's tag.
+	Tag any
 }
 
 // listener is one Listen registration; its identity is the registration.
@@ -213,7 +218,11 @@ func (e *Engine) observedLocked(s *shardT, key string, kind Kind, c *opState) {
 		e.notifyLocked(s, key)
 	}
 	if o.feed != nil && (c == nil || !c.quiet || kind == KindExpired) {
-		o.feed.deliver(Event{Key: key, Kind: kind})
+		ev := Event{Key: key, Kind: kind}
+		if c != nil {
+			ev.Tag = c.tag
+		}
+		o.feed.deliver(ev)
 	}
 }
 
@@ -232,7 +241,20 @@ func (tx *Tx) Notify(key string, kind Kind) {
 	if tx.e.mem != nil && s.Aux.objects != nil {
 		tx.e.chargeObjectLocked(s, key)
 	}
-	tx.e.eventLocked(s, key, kind, nil)
+	c := opState{tag: tx.c.tag} // never quiet
+	tx.e.eventLocked(s, key, kind, &c)
+}
+
+// SetTag sets the tag that the section's events carry from now on
+// (Event.Tag), until the section ends or SetTag is called again: a server
+// tags the section running a client's command with the client, so that its
+// listener can tell the client's own changes (Redis's current client) from
+// everyone else's. Keys the section finds expired are reported with the
+// tag too. It costs nothing while no one listens, and the tag is only
+// copied into events.
+func (tx *Tx) SetTag(tag any) {
+	tx.check()
+	tx.c.tag = tag
 }
 
 // Quiet sets whether the section's own calls report their events to

@@ -509,3 +509,42 @@ func TestFeedConcurrent(t *testing.T) {
 		t.Fatalf("listener saw %d events, want %d", got, want)
 	}
 }
+
+// TestFeedTag: a tagged section's events carry its tag, Notify's and
+// Flush's included, and so does a key it finds expired; changes made
+// outside a section, before SetTag, or by Reap carry none.
+func TestFeedTag(t *testing.T) {
+	e, r := listenAfter(t, func(e *engine.Engine, clk *clock.Mock) {
+		expiredK(e, clk)
+		e.Set("a", "v")
+	})
+	tagged := func() []string {
+		var s []string
+		for _, ev := range r.takeEvents() {
+			s = append(s, fmt.Sprintf("%s %s %v", ev.Kind, ev.Key, ev.Tag))
+		}
+		return s
+	}
+	e.Set("b", "v")
+	e.Update([]string{"a", "k", "c"}, func(tx *engine.Tx) {
+		tx.Set("c", "v") // before SetTag
+		tx.SetTag("client-7")
+		tx.Exists("k") // found expired
+		tx.Del("a")
+		defer tx.Quiet(tx.Quiet(true))
+		tx.Set("c", "w")
+		tx.Notify("c", engine.KindAppend)
+	})
+	want := []string{"new b <nil>", "set b <nil>", "new c <nil>", "set c <nil>",
+		"expired k client-7", "del a client-7", "append c client-7"}
+	if got := tagged(); !slices.Equal(got, want) {
+		t.Fatalf("events = %q, want %q", got, want)
+	}
+	e.Update(nil, func(tx *engine.Tx) {
+		tx.SetTag(42)
+		tx.Flush()
+	})
+	if got, want := tagged(), []string{"flush  42"}; !slices.Equal(got, want) {
+		t.Fatalf("events = %q, want %q", got, want)
+	}
+}

@@ -227,7 +227,7 @@ func (e *Engine) flushLocked(s *shardT, all, each bool, c *opState) {
 	if each && s.Aux.obs.listened() {
 		s.RangeLocked(func(_ shard.Handle, ent *shard.Entry) bool {
 			if ent.Exp != noDeadline && ent.Exp < e.at(c) {
-				e.eventLocked(s, ent.Key, KindExpired, nil)
+				e.eventLocked(s, ent.Key, KindExpired, c)
 			} else {
 				e.eventLocked(s, ent.Key, KindDel, c)
 			}

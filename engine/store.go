@@ -152,7 +152,7 @@ func (e *Engine) liveLocked(s *shardT, h uint64, key string, p *shard.Probe, kno
 	}
 	if p.Exp != noDeadline && p.Exp < e.at(c) {
 		pos := p.Pos // the slot it frees
-		if e.removeLocked(s, p.Hd, p.Pos, KindExpired, nil) {
+		if e.removeLocked(s, p.Hd, p.Pos, KindExpired, c) {
 			pos = -1 // the shard was rebuilt
 		}
 		p.Value, p.Exp, p.Pos, p.Found = "", noDeadline, pos, false

@@ -134,7 +134,7 @@ func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) 
 				c = new(opState)
 			}
 			if exp < e.at(c) {
-				e.eventLocked(s, key, KindExpired, nil)
+				e.eventLocked(s, key, KindExpired, c)
 				e.eventLocked(s, key, KindNew, c)
 			}
 		}
@@ -448,9 +448,9 @@ func (e *Engine) setWithLocked(s *shardT, h uint64, key, value string, args *Set
 		e.eventLocked(s, key, KindSet, c)
 		e.eventLocked(s, key, KindExpire, c)
 		if held {
-			e.removeLocked(s, p.Hd, p.Pos, KindExpired, nil)
+			e.removeLocked(s, p.Hd, p.Pos, KindExpired, c)
 		} else {
-			e.eventLocked(s, key, KindExpired, nil)
+			e.eventLocked(s, key, KindExpired, c)
 		}
 		return res, nil
 	}

@@ -285,7 +285,7 @@ func (tx *Tx) flush(all bool) {
 		tx.e.flushLocked(tx.e.m.ShardAt(i), all, !tx.all, &tx.c)
 	}
 	if o := tx.e.m.ShardAt(tx.shards[0]).Aux.obs; tx.all && o.listened() && !tx.c.quiet {
-		o.feed.deliver(Event{Kind: KindFlush})
+		o.feed.deliver(Event{Kind: KindFlush, Tag: tx.c.tag})
 	}
 }
 

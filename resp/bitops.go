@@ -307,10 +307,13 @@ func cmdBitOp(x *call) {
 		srcs := make([]string, 0, len(keys)-1)
 		n := 0
 		for _, k := range keys[1:] {
-			v, _, wrong := stringOf(st, k)
+			v, found, wrong := stringOf(st, k)
 			if wrong {
 				x.w.errorReply(errWrongType)
 				return
+			}
+			if !found {
+				x.miss(k) // the sources are read, as Redis's lookupKeyRead
 			}
 			srcs = append(srcs, v)
 			n = max(n, len(v))
@@ -515,9 +518,8 @@ func cmdBitField(x *call) {
 	}
 	key := x.key(1)
 	if readOnly {
-		v, _, wrong := stringOf(x.st, key)
-		if wrong {
-			x.w.errorReply(errWrongType)
+		v, ok := x.readString(key, nil)
+		if !ok {
 			return
 		}
 		x.w.array(len(ops))

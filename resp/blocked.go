@@ -162,33 +162,43 @@ func (s *Server) serveKey(c *conn, bk blockKey) {
 		slices.Reverse(ws)
 	}
 	for _, w := range ws {
-		var frame []byte
-		served, empty := false, false
-		keys := append([]string{bk.key}, w.locks...)
-		s.DB(bk.db).UpdateAdmitted(keys, func(tx *engine.Tx) { // as Redis serves a blocked client whatever the memory
-			b := &s.blocking
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			if w.state != waiting {
-				return
-			}
-			wr := &writer{proto: w.proto}
-			x := &call{s: s, c: c, w: wr, db: bk.db, st: tx, cmd: w.cmd, tx: true}
-			if !w.serve(x, tx, bk.key) {
-				empty = true
-				return
-			}
-			b.finishLocked(w)
-			frame, served = wr.buf, true
-		})
-		if served {
-			w.done.Store(true)
-			w.c.push(frame)
-		}
-		if empty {
+		if !s.serveWaiter(c, bk, w) {
 			return
 		}
 	}
+}
+
+// serveWaiter serves w from bk if it still waits, and reports false if
+// bk had nothing left for it. What is pushed to w's client meanwhile (the
+// invalidations its own command causes) follows its reply.
+func (s *Server) serveWaiter(c *conn, bk blockKey, w *waiter) bool {
+	var frame []byte
+	served, empty := false, false
+	w.c.holdPushes()
+	defer func() {
+		if served {
+			w.done.Store(true)
+		}
+		w.c.releasePushes(frame) // nil unless served
+	}()
+	keys := append([]string{bk.key}, w.locks...)
+	s.DB(bk.db).UpdateAdmitted(keys, func(tx *engine.Tx) { // as Redis serves a blocked client whatever the memory
+		b := &s.blocking
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if w.state != waiting {
+			return
+		}
+		wr := &writer{proto: w.proto}
+		x := &call{s: s, c: c, w: wr, db: bk.db, st: tx, cmd: w.cmd, tx: true}
+		if !w.serve(x, tx, bk.key) {
+			empty = true
+			return
+		}
+		b.finishLocked(w)
+		frame, served = wr.buf, true
+	})
+	return !empty
 }
 
 // timeout ends w without data, as Redis does when its time runs out or
@@ -342,12 +352,13 @@ func zsetPopper(max bool, count int64) func(x *call, tx *engine.Tx, key string) 
 			return false
 		}
 		if count < 0 {
-			e := z.popEnd(max)
 			x.w.array(3)
 			x.w.bulkString(key)
+			e := z.popEnd(max)
+			tx.Notify(key, zpopKind(max)) // before the member, as zpop
 			x.w.bulkString(e.member)
 			x.w.double(e.score)
-			zpopped(tx, key, z, max)
+			dropIfEmpty(tx, key, z.len())
 			return true
 		}
 		x.w.array(2)

@@ -44,6 +44,9 @@ type call struct {
 	tx  bool
 	txs *txSet // the databases a transaction holds; nil outside one
 	lua *scriptRun
+	// redact lists the arguments MONITOR must not show (AUTH's), set by
+	// the command as it reads them.
+	redact []int
 }
 
 // key returns argument i as a string the engine may keep.
@@ -59,19 +62,25 @@ func (x *call) atomic(keys []string, fn func(st store)) {
 		fn(x.st)
 		return
 	}
-	update(x.s.DB(x.db), keys, fn)
+	updateBy(x.c, x.s.DB(x.db), keys, fn)
 }
 
 // locked runs fn with the selected database's shards of keys locked and
 // one frozen time: in its own engine section, or at once inside the
 // transaction or script the command runs in. Typed values are read and
-// changed only so (an Object is reachable only through a section).
+// changed only so (an Object is reachable only through a section). Its
+// own section is tagged with the client, as updateBy's.
 func (x *call) locked(keys []string, fn func(tx *engine.Tx)) {
 	if tx, ok := x.st.(*engine.Tx); ok && x.tx {
 		fn(tx)
 		return
 	}
-	x.s.DB(x.db).UpdateAdmitted(keys, fn) // the server admitted the command (evict.go)
+	x.s.DB(x.db).UpdateAdmitted(keys, func(tx *engine.Tx) { // the server admitted the command (evict.go)
+		if x.c != nil {
+			tx.SetTag(x.c)
+		}
+		fn(tx)
+	})
 }
 
 // intArg parses argument i as Redis's string2ll, replying the error if it
@@ -139,13 +148,33 @@ func unixMs(t time.Time) int64 { return t.UnixMilli() }
 func execute(x *call) {
 	x.w.takeErrors()
 	start := monoNow()
-	x.cmd.fn(x)
+	if x.cmd.flags&repliesFirst != 0 && x.lua == nil && x.c != nil && !x.c.holding {
+		x.c.replyFirst(x)
+	} else {
+		x.cmd.fn(x)
+	}
 	st := x.s.stats(x.cmd)
 	st.usec.Add(elapsedUsec(start, monoNow()))
 	st.calls.Add(1)
 	if x.w.takeErrors() > 0 {
 		st.failed.Add(1)
 	}
+}
+
+// replyFirst runs a repliesFirst command of c: what its changes push to c
+// itself is held until the command has written its reply, then follows
+// it, as in Redis; a key's creation and expiry, which Redis reports as it
+// adds or finds the key, are not held (dbNotifier.event).
+func (c *conn) replyFirst(x *call) {
+	c.holding = true
+	defer func() {
+		c.holding = false
+		if len(c.held) > 0 {
+			c.w.buf = append(c.w.buf, c.held...)
+			c.held = c.held[:0]
+		}
+	}()
+	x.cmd.fn(x)
 }
 
 // elapsedUsec is the time from start to end as Redis counts a call's: the

@@ -24,14 +24,13 @@ type conn struct {
 	// mu guards the writes of db and name by the connection's goroutine
 	// and their reads by others (CLIENT LIST); the goroutine reads them
 	// without it.
-	mu       sync.Mutex
-	db       int
-	name     string
-	authed   bool
-	libName  string
-	libVer   string
-	tracking bool
-	quit     bool // close after the reply (QUIT, a dropped connection)
+	mu      sync.Mutex
+	db      int
+	name    string
+	authed  bool
+	libName string
+	libVer  string
+	quit    bool // close after the reply (QUIT, a dropped connection)
 	// oom is set while the server was over maxmemory as the client's
 	// running command began (checkMemory): the scripts it runs may not
 	// start writing.
@@ -56,6 +55,39 @@ type conn struct {
 	// taken any more): subsystems that keep the client in a registry
 	// (pub/sub, tracking, blocked clients) remove it there.
 	closeHooks []func()
+
+	// Pub/sub, client-side caching and MONITOR (pubsub.go, tracking.go,
+	// monitor.go). resp mirrors w.proto for the goroutines that encode
+	// output for the client; subs is guarded by the server's pub/sub lock
+	// and trk by its tracking lock (the client's own goroutine reads trk
+	// without it); redirTargets counts the tracking clients redirecting
+	// to this one. The rest is the client's own: caching (CLIENT CACHING,
+	// for the next command), its own invalidations held until its reply
+	// (pendingInv), the keys created by its command so far whose
+	// invalidation comes with the write that follows (pendingNew), whether
+	// one of its scripts runs, what its own command pushes to it while a
+	// repliesFirst command runs (held, until its reply is written), and
+	// whether it is a unix socket's (for MONITOR's address).
+	resp         atomic.Int32
+	subs         *clientSubs
+	trk          *clientTracking
+	trkHooked    bool
+	redirTargets atomic.Int32
+	monitoring   atomic.Bool
+	caching      bool
+	inScript     bool // a script of the client is running
+	pendingInv   []pendingInv
+	pendingNew   []string
+	holding      bool
+	held         []byte
+	// CLIENT REPLY: replyMode silences replies (OFF, or SKIP for one
+	// command), skipNext asks SKIP for the next command, and muted is set
+	// while a silenced command runs (its pushes are held, its replies
+	// dropped).
+	replyMode replyMode
+	skipNext  bool
+	muted     bool
+	unix      bool
 
 	// Event-loop connections (Linux sockets) are driven by a loop instead
 	// of a goroutine: fd is the socket (-1 otherwise), blocked is set while
@@ -93,6 +125,8 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.fd = -1
 	c.w.proto = 2
+	c.resp.Store(2)
+	_, c.unix = nc.(*net.UnixConn)
 	c.w.errs = &s.errs
 	c.w.buf = make([]byte, 0, 4096)
 	c.rd.unauth = !c.authed
@@ -134,3 +168,12 @@ func (c *conn) setName(n string) {
 	c.name = n
 	c.mu.Unlock()
 }
+
+// replyMode is CLIENT REPLY's setting of a client.
+type replyMode uint8
+
+const (
+	replyOn replyMode = iota
+	replyOff
+	replySkip // the next command only
+)

@@ -21,6 +21,7 @@ func cmdDump(x *call) {
 		}
 		v, ok := tx.Get(key)
 		if !ok {
+			x.miss(key) // a read's miss, as Redis's lookupKeyRead
 			x.w.null()
 			return
 		}

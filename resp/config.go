@@ -26,7 +26,8 @@ func (s *Server) configGet() map[string]string {
 		"proto-max-bulk-len":         strconv.Itoa(s.maxBulk()),
 		"client-query-buffer-limit":  strconv.Itoa(maxQueryBuffer),
 		"client-output-buffer-limit": s.outputLimits().String(),
-		"notify-keyspace-events":     "",
+		"notify-keyspace-events":     formatNotifyFlags(int(s.notify.flags.Load())),
+		"tracking-table-max-keys":    strconv.FormatInt(s.trk.maxKeys.Load(), 10),
 		"lua-time-limit":             strconv.FormatInt(s.busy.after.Load(), 10),
 		"busy-reply-threshold":       strconv.FormatInt(s.busy.after.Load(), 10),
 		"io-threads":                 "1",
@@ -99,6 +100,9 @@ func cmdConfigSet(x *call) {
 	for _, f := range apply {
 		f()
 	}
+	if !x.tx {
+		x.s.updateFeed()
+	}
 	x.w.simple("OK")
 }
 
@@ -115,12 +119,9 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 	case "requirepass":
 		return func() { s.setPassword(value) }, ""
 	case "busy-reply-threshold", "lua-time-limit":
-		n, ok := parseInt([]byte(value))
-		switch {
-		case !ok:
-			return failed("argument couldn't be parsed into an integer")
-		case n < 0:
-			return failed("argument must be between 0 and 9223372036854775807 inclusive")
+		n, why := nonNegative(value)
+		if why != "" {
+			return failed(why)
 		}
 		return func() { s.busy.after.Store(n) }, ""
 	case "client-output-buffer-limit":
@@ -129,6 +130,25 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 			return failed(why)
 		}
 		return func() { s.limits.Store(&l) }, ""
+	case "notify-keyspace-events":
+		flags, ok := parseNotifyFlags(value)
+		if !ok {
+			return failed(errNotifyFlags)
+		}
+		return func() { s.setNotifyFlags(flags) }, ""
+	case "tracking-table-max-keys":
+		n, why := nonNegative(value)
+		if why != "" {
+			return failed(why)
+		}
+		return func() {
+			s.trk.maxKeys.Store(n)
+			for s.trk.overLimit() {
+				// At once, where Redis's server cron trims the table
+				// before any next command, with an effort that grows.
+				s.trackingLimit(nil)
+			}
+		}, ""
 	}
 	if j := limitIndex(lower); j >= 0 {
 		n, ok := parseInt([]byte(value))
@@ -148,9 +168,27 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 	return nil, "ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(name) + "'"
 }
 
+// nonNegative parses a setting that is an integer from 0 up, or returns
+// why not in CONFIG SET's words.
+func nonNegative(value string) (int64, string) {
+	n, ok := parseInt([]byte(value))
+	switch {
+	case !ok:
+		return 0, "argument couldn't be parsed into an integer"
+	case n < 0:
+		return 0, "argument must be between 0 and 9223372036854775807 inclusive"
+	}
+	return n, ""
+}
+
 // ConfigSet sets a configuration parameter as CONFIG SET does, for the
-// parameters CONFIG SET accepts, and returns CONFIG SET's error for a
-// parameter it does not know or a bad value, changing nothing. It lets
+// parameters CONFIG SET accepts (notify-keyspace-events,
+// client-output-buffer-limit, tracking-table-max-keys, the encoding
+// limits (hash-max-listpack-entries and the rest), the maxmemory
+// settings, busy-reply-threshold, requirepass, and
+// the persistence settings it ignores), and returns CONFIG SET's error
+// for a parameter it does not know or a bad value, changing nothing. It
+// lets a test enable keyspace notifications without a client, and
 // nxkv-server apply its configuration file. It is safe for concurrent use.
 func (s *Server) ConfigSet(name, value string) error {
 	apply, msg := s.configSet(name, value)
@@ -158,6 +196,7 @@ func (s *Server) ConfigSet(name, value string) error {
 		return errors.New(strings.TrimPrefix(msg, "ERR "))
 	}
 	apply()
+	s.syncFeed()
 	return nil
 }
 

@@ -10,6 +10,17 @@ import (
 )
 
 func cmdPing(x *call) {
+	if x.c.subscribed.Load() && !x.w.resp3() && x.lua == nil && len(x.args) <= 2 {
+		// RESP2 in pub/sub mode: a pong message, as Redis.
+		x.w.array(2)
+		x.w.bulkString("pong")
+		if len(x.args) == 1 {
+			x.w.bulkString("")
+		} else {
+			x.w.bulk(x.args[1])
+		}
+		return
+	}
 	switch len(x.args) {
 	case 1:
 		x.w.simple("PONG")
@@ -39,12 +50,14 @@ func cmdAuth(x *call) {
 	var user, pass []byte
 	switch len(x.args) {
 	case 2:
+		x.redact = []int{1}
 		if x.s.password() == "" {
 			x.w.errorReply("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 			return
 		}
 		user, pass = []byte("default"), x.args[1]
 	case 3:
+		x.redact = []int{1, 2}
 		user, pass = x.args[1], x.args[2]
 	default:
 		x.w.errorReply(errSyntax)
@@ -85,12 +98,17 @@ func cmdHello(x *call) {
 		}
 		ver, next = v, 2
 	}
-	var user, pass, name []byte
+	var name []byte
 	for j := next; j < len(x.args); j++ {
 		more := len(x.args) - 1 - j
 		switch {
 		case equalFold(x.args[j], "auth") && more >= 2:
-			user, pass = x.args[j+1], x.args[j+2]
+			x.redact = append(x.redact, j+1, j+2)
+			if !x.authenticate(x.args[j+1], x.args[j+2]) {
+				x.w.errorReply(errWrongPass) // at once, as Redis: later options are not read
+				return
+			}
+			c.setAuthed()
 			j += 2
 		case equalFold(x.args[j], "setname") && more >= 1:
 			name = x.args[j+1]
@@ -104,13 +122,6 @@ func cmdHello(x *call) {
 			return
 		}
 	}
-	if user != nil {
-		if !x.authenticate(user, pass) {
-			x.w.errorReply(errWrongPass)
-			return
-		}
-		c.setAuthed()
-	}
 	if !c.authed {
 		x.w.errorReply("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
@@ -120,6 +131,7 @@ func cmdHello(x *call) {
 	}
 	if ver != 0 {
 		c.w.proto = int(ver)
+		c.resp.Store(int32(ver))
 	}
 	w := x.w
 	w.mapHeader(7)
@@ -145,22 +157,57 @@ func cmdQuit(x *call) {
 }
 
 // cmdReset returns the connection to its initial state: no transaction or
-// watches, database 0, RESP2, no name, no tracking, and unauthenticated if
-// a password is set.
+// watches, no MONITOR, no client-side caching, no subscriptions, database
+// 0, RESP2, no name, and unauthenticated if a password is set.
 func cmdReset(x *call) {
 	c := x.c
+	if c.monitoring.Load() {
+		x.s.stopMonitor(c)
+	}
+	x.s.disableTracking(c) // its listener goes after the command (RESET never runs in a transaction)
+	c.caching = false
 	c.multi = nil
 	c.unwatchAll()
 	c.setDB(0)
+	x.db = 0 // MONITOR shows the command in the database it leaves selected, as Redis
 	c.w.proto = 2
+	c.resp.Store(2)
+	x.s.unsubscribeAll(c)
 	c.setName("")
 	c.libName, c.libVer = "", ""
-	c.tracking = false
 	if x.s.password() != "" {
 		c.authed = false
 		c.rd.unauth = true
 	}
+	c.replyMode, c.skipNext = replyOn, false
+	if c.muted {
+		c.held = append(c.held, "+RESET\r\n"...) // replies are on again for it
+		return
+	}
 	x.w.simple("RESET")
+}
+
+// cmdClientReply is CLIENT REPLY ON|OFF|SKIP: OFF and SKIP reply nothing;
+// ON replies OK, even to a silenced client.
+func cmdClientReply(x *call) {
+	c := x.c
+	switch {
+	case equalFold(x.args[2], "on"):
+		c.replyMode, c.skipNext = replyOn, false
+		if c.muted {
+			c.held = append(c.held, "+OK\r\n"...) // kept as the command's pushes are
+		} else {
+			x.w.simple("OK")
+		}
+	case equalFold(x.args[2], "off"):
+		c.replyMode = replyOff
+	case equalFold(x.args[2], "skip"):
+		if c.replyMode != replyOff {
+			c.skipNext = true
+		}
+	default:
+		x.w.errorReply(errSyntax)
+	}
 }
 
 func cmdClientID(x *call) { x.w.int(x.c.id) }
@@ -206,30 +253,6 @@ func cmdClientSetInfo(x *call) {
 	x.w.simple("OK")
 }
 
-// cmdClientTracking accepts CLIENT TRACKING ON|OFF [options]: the mode is
-// recorded, but no invalidation messages are sent, so clients must not rely
-// on server-assisted client-side caching.
-func cmdClientTracking(x *call) {
-	switch {
-	case equalFold(x.args[2], "on"):
-		x.c.tracking = true
-	case equalFold(x.args[2], "off"):
-		x.c.tracking = false
-	default:
-		x.w.errorReply(errSyntax)
-		return
-	}
-	x.w.simple("OK")
-}
-
-func cmdClientCaching(x *call) {
-	if !x.c.tracking {
-		x.w.errorReply("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
-		return
-	}
-	x.w.simple("OK")
-}
-
 func cmdClientOnOff(x *call) {
 	if !equalFold(x.args[2], "on") && !equalFold(x.args[2], "off") {
 		x.w.errorReply(errSyntax)
@@ -250,10 +273,39 @@ func (c *conn) infoSnapshot(cmd string) string {
 	b.WriteString(" addr=" + c.nc.RemoteAddr().String())
 	b.WriteString(" laddr=" + c.nc.LocalAddr().String())
 	b.WriteString(" fd=-1 name=" + name)
-	b.WriteString(" age=" + strconv.FormatInt(age, 10) + " idle=0 flags=N")
+	b.WriteString(" age=" + strconv.FormatInt(age, 10) + " idle=0 flags=" + c.flags(false))
 	b.WriteString(" db=" + strconv.Itoa(db))
-	b.WriteString(" cmd=" + cmd + " user=default\n")
+	sub, psub, ssub := c.s.subCounts(c)
+	b.WriteString(" sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub))
+	_, redir := c.s.trackingFlags(c)
+	b.WriteString(" cmd=" + cmd + " user=default redir=" + strconv.FormatInt(redir, 10) +
+		" resp=" + strconv.Itoa(int(c.resp.Load())) + "\n")
 	return b.String()
+}
+
+// flags returns the connection's CLIENT LIST flags, in Redis's order: O
+// (monitor), P (pub/sub), x (in MULTI, known only to its own goroutine:
+// self), t, R and B (client-side caching), or N for none.
+func (c *conn) flags(self bool) string {
+	var f string
+	if c.monitoring.Load() {
+		f += "O"
+	}
+	if c.subscribed.Load() {
+		f += "P"
+	}
+	if self && c.multi != nil {
+		f += "x"
+	}
+	t, _ := c.s.trackingFlags(c)
+	f += t
+	if c.unix {
+		f += "U"
+	}
+	if f == "" {
+		f = "N"
+	}
+	return f
 }
 
 // info returns the connection's CLIENT INFO line.
@@ -264,9 +316,10 @@ func (c *conn) info(cmd string) string {
 	b.WriteString(" addr=" + c.nc.RemoteAddr().String())
 	b.WriteString(" laddr=" + c.nc.LocalAddr().String())
 	b.WriteString(" fd=-1 name=" + c.name)
-	b.WriteString(" age=" + strconv.FormatInt(age, 10) + " idle=0 flags=N")
+	b.WriteString(" age=" + strconv.FormatInt(age, 10) + " idle=0 flags=" + c.flags(true))
 	b.WriteString(" db=" + strconv.Itoa(c.db))
-	b.WriteString(" sub=0 psub=0 ssub=0 multi=")
+	sub, psub, ssub := c.s.subCounts(c)
+	b.WriteString(" sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) + " multi=")
 	if c.multi != nil {
 		b.WriteString(strconv.Itoa(len(c.multi.cmds)))
 	} else {
@@ -274,7 +327,8 @@ func (c *conn) info(cmd string) string {
 	}
 	b.WriteString(" cmd=" + cmd + " user=default")
 	b.WriteString(" lib-name=" + c.libName + " lib-ver=" + c.libVer)
-	b.WriteString(" redir=-1 resp=" + strconv.Itoa(c.w.proto))
+	_, redir := c.s.trackingFlags(c)
+	b.WriteString(" redir=" + strconv.FormatInt(redir, 10) + " resp=" + strconv.Itoa(c.w.proto))
 	b.WriteString("\n")
 	return b.String()
 }

@@ -59,23 +59,21 @@ func cmdFlushDB(x *call) {
 			x.flushDB(i)
 		}
 	}
+	x.s.trackingFlushed(x.c)
 	x.w.simple("OK")
 }
 
-// flushDB deletes every key of database i.
+// flushDB deletes every key of database i. A flush publishes no keyspace
+// event, as in Redis; the command invalidates client-side caches once.
 func (x *call) flushDB(i int) {
 	if x.tx {
-		st := x.txs.get(i)
-		if st == nil {
-			return
+		if st := x.txs.get(i); st != nil {
+			st.FlushAll() // the transaction holds the whole database
 		}
-		var keys []string
-		st.RangeAll(func(k string) bool { keys = append(keys, k); return true })
-		st.Del(keys...)
 		return
 	}
 	if e := x.s.existingDB(i); e != nil {
-		flush(e)
+		updateBy(x.c, e, nil, func(st store) { st.FlushAll() })
 	}
 }
 
@@ -86,7 +84,8 @@ func (x *call) flushDB(i int) {
 // one engine to the other in one section holding both (O(N) in the keys of
 // both, where Redis swaps two pointers). Every key that exists in either
 // database changes, so WATCH and the engines' watchers see each such key
-// touched, as Redis's SWAPDB touches them.
+// touched, as Redis's SWAPDB touches them. It publishes no keyspace event
+// and, as in Redis 7.0, invalidates no client-side cache.
 func cmdSwapDB(x *call) {
 	a, ok := x.swapIndexArg(1, "ERR invalid first DB index")
 	if !ok {
@@ -106,7 +105,7 @@ func cmdSwapDB(x *call) {
 		if x.tx {
 			swap(x.txs) // cmdExec and cmdEval hold every database for allDBs
 		} else {
-			x.s.section([]int{min(a, b), max(a, b)}, swap)
+			x.s.section(x.c, []int{min(a, b), max(a, b)}, swap)
 		}
 	}
 	x.w.simple("OK")

@@ -34,6 +34,7 @@ type store interface {
 	IncrBy(key string, n int64) (int64, error)
 	CompareAndDelete(key, value string) bool
 	RangeAll(fn func(key string) bool)
+	FlushAll()
 }
 
 // objects is a store inside an engine section (an engine.Tx), which also
@@ -74,13 +75,26 @@ func update(e *engine.Engine, keys []string, fn func(st store)) {
 	e.UpdateAdmitted(keys, func(tx *engine.Tx) { fn(tx) })
 }
 
+// updateBy is update for a section running a command of client c: its
+// changes are tagged with c (engine.Tx.SetTag), so that pub/sub and
+// client-side caching tell c's own changes from others'.
+func updateBy(c *conn, e *engine.Engine, keys []string, fn func(st store)) {
+	e.UpdateAdmitted(keys, func(tx *engine.Tx) {
+		if c != nil {
+			tx.SetTag(c)
+		}
+		fn(tx)
+	})
+}
+
 func engineClock(e *engine.Engine) clock.Clock { return e.Clock() }
 
 func flush(e *engine.Engine) { e.FlushAll() }
 
-// newDB returns a new database engine on the server's clock, counted
-// against the server's memory budget (evict.go) and charged its overhead.
-func (s *Server) newDB() *engine.Engine {
+// newBudgetedDB returns a new database engine on the server's clock,
+// counted against the server's memory budget (evict.go) and charged its
+// overhead.
+func (s *Server) newBudgetedDB() *engine.Engine {
 	e := engine.New(engine.Options{Clock: s.clk, Budget: s.mem.budget})
 	s.mem.budget.Charge(e.MemoryStats().Overhead)
 	return e
@@ -117,8 +131,9 @@ var allDatabases = func() []int {
 // section runs fn with the databases dbs (ascending, distinct) each locked
 // whole, with one frozen time per database: fn is atomic against every
 // other client and every direct engine call. Nesting in ascending order
-// keeps two sections from deadlocking.
-func (s *Server) section(dbs []int, fn func(t *txSet)) {
+// keeps two sections from deadlocking. The changes are tagged with c, the
+// client whose command runs (nil: none).
+func (s *Server) section(c *conn, dbs []int, fn func(t *txSet)) {
 	var t txSet
 	var lock func(i int)
 	lock = func(i int) {
@@ -126,7 +141,7 @@ func (s *Server) section(dbs []int, fn func(t *txSet)) {
 			fn(&t)
 			return
 		}
-		update(s.DB(dbs[i]), nil, func(st store) {
+		updateBy(c, s.DB(dbs[i]), nil, func(st store) {
 			t.st[dbs[i]] = st
 			lock(i + 1)
 		})
@@ -148,7 +163,7 @@ func (s *Server) DB(i int) *engine.Engine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dbs[i] == nil {
-		e := s.newDB()
+		e := s.newBudgetedDB()
 		if s.closed {
 			// Close has run: stop the reaper at once (the engine still
 			// serves calls) rather than leak it.
@@ -156,6 +171,9 @@ func (s *Server) DB(i int) *engine.Engine {
 		}
 		s.dbs[i] = e
 		s.owned[i] = true
+		if s.newDB != nil {
+			s.newDB(i, e) // before any client can reach it
+		}
 		s.dbCache[i].Store(e)
 	}
 	return s.dbs[i]

@@ -31,7 +31,8 @@ var dispatchWords = []string{
 // types (0, -1, ±2^31, ±2^32, ±2^63 and their neighbours) take every
 // position, through the whole dispatcher: no command may panic (the server
 // would contain it, and TestMain fails the package for it), and every reply
-// must be well-formed RESP. Each command gets a server of its own, so one
+// must be well-formed RESP, one reply per command (the pub/sub commands
+// reply once per channel, and MONITOR streams lines). Each command gets a server of its own, so one
 // that changes the configuration (CONFIG SET requirepass) cannot starve
 // the others.
 func TestDispatchIntegerBoundaries(t *testing.T) {
@@ -84,8 +85,14 @@ func TestDispatchIntegerBoundaries(t *testing.T) {
 			}
 			replies++
 		}
-		if replies != sent {
-			t.Errorf("%s: %d replies to %d commands", name, replies, sent)
+		switch name {
+		case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "monitor", "client|reply":
+			// A notification per channel, monitor lines, replies turned
+			// off: no count to check, only well-formed output.
+		default:
+			if replies != sent {
+				t.Errorf("%s: %d replies to %d commands", name, replies, sent)
+			}
 		}
 		s.Close()
 		if n := s.Stats().Panics; n > 0 {

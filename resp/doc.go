@@ -159,11 +159,8 @@
 // lives while the time, in milliseconds, is at most its deadline, as in
 // Redis, and PTTL and TTL count the deadline's millisecond less the current
 // one. A script that sets PXAT to its own TIME keeps the key, with PTTL 0.
-// CLIENT TRACKING is accepted but sends no invalidation messages, so
-// clients must not rely on server-assisted client-side caching (rueidis's
-// lock package, rueidislock, waits for such an invalidation by default and
-// never wakes). A deadline beyond the engine's range (after the year 2262),
-// which Redis would accept, is an error rather than a different deadline.
+// A deadline beyond the engine's range (after the year 2262), which Redis
+// would accept, is an error rather than a different deadline.
 //
 // Keys under "nxkv:" (engine.ReservedPrefix) are the lock clients'
 // bookkeeping. Clients see them as any other key, as Redis would show a
@@ -219,6 +216,48 @@
 // (eviction ends before the command runs). A database 0 given in
 // Options.Engine counts only if it was created with a budget, which the
 // other databases then share; otherwise it is outside the bound.
+//
+// # Pushes: pub/sub, client-side caching, keyspace events, MONITOR
+//
+// What Redis sends a client that did not ask for it in a reply is sent
+// here too, in the same order relative to the client's replies: pub/sub
+// messages (SUBSCRIBE, PSUBSCRIBE, the shard channels' SSUBSCRIBE;
+// PUBLISH from clients, scripts and Server.Publish), client-side caching's
+// invalidations (CLIENT TRACKING in every mode: default, BCAST with
+// prefixes, OPTIN and OPTOUT with CLIENT CACHING, NOLOOP, REDIRECT, RESP3
+// pushes and RESP2 messages on __redis__:invalidate, a null invalidation
+// for a flush, the table bounded by tracking-table-max-keys), keyspace
+// notifications (notify-keyspace-events, __keyspace@<db>__:<key> and
+// __keyevent@<db>__:<event>, with Redis's events for each command of
+// every type, "keymiss" for a read's miss, and "expired" when a key is
+// reclaimed) and MONITOR's lines. A RESP2 client in pub/sub mode may run
+// only the commands Redis allows there; CLIENT REPLY OFF or SKIP silences
+// replies, never pushes.
+//
+// Another client's output is pushed to the receiving client's outbox,
+// which never blocks: a subscriber or monitor that does not read is closed
+// at the pub/sub client-output-buffer-limit (32 MB, or 8 MB for 60
+// seconds; CONFIG SET changes it), and never slows a publisher. Output a
+// client's own command causes goes into its own reply stream where Redis
+// puts it: a message it publishes to itself, or a keyspace event of its own
+// write, before the command's reply, or after it for the commands Redis
+// replies first (HSET, LPUSH, ZADD, the STOREs: flag repliesFirst in the
+// table), inside it for the sorted-set pops; its own invalidations after
+// it (after a transaction's or script's whole reply, and after a blocked
+// client's reply when another client's push serves it). Keyspace notifications and
+// invalidations come from the change feed of each database's engine
+// (engine.Listen), so writes through the engine's Go API on
+// Options.Engine publish and invalidate as commands do; the listener is
+// installed only while notifications or a tracking client need it. To
+// tell a client's own changes from others', a command of a client that
+// tracks keys (or receives pushes in RESP3) runs in an engine section over
+// its keys, tagged with the client (engine.Tx.SetTag), which also makes a
+// read and the remembering of its keys atomic. The tracking table is one
+// for all databases, as Redis's. Two differences remain: the order of
+// UNSUBSCRIBE's notifications without arguments, of the messages for
+// several matching patterns, and of PUBSUB CHANNELS follows subscription
+// order or is sorted, where Redis follows its hash tables; and a monitor
+// is bounded like a subscriber (Redis leaves monitors unbounded).
 //
 // # Commands
 //
@@ -337,8 +376,10 @@
 // RunT and NewT start a server on a free loopback port and close it with
 // the test (failing it if a command panicked); Dial connects without any socket (go-redis's Options.Dialer);
 // Get, Set, SetTTL, TTL, Del, Keys and FlushAll read and steer state
-// directly; InjectFault and SetError make commands fail or connections
-// drop.
+// directly; Publish publishes, Subscribe and PSubscribe show what was
+// published (keyspace notifications included) without a client, and
+// ConfigSet sets what CONFIG SET sets (notify-keyspace-events, for one);
+// InjectFault and SetError make commands fail or connections drop.
 package resp
 
 //go:generate go test -run ^TestCommandsDocUpToDate$ -update .
@@ -355,7 +396,7 @@ package resp
 //	protocol  reader.go writer.go
 //	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
-//	commands  object.go t_string.go bitops.go rdb.go cluster.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go evict.go functions.go connection.go info.go config.go command.go
+//	commands  object.go t_string.go bitops.go rdb.go cluster.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go evict.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
 //	api       server.go testhelper.go doc.go
 //

@@ -197,6 +197,9 @@ func (s *Server) needsAllDBs(cmd *command, args [][]byte) bool {
 // others) and one frozen time, atomic against every other client and every
 // direct engine call.
 func cmdEval(x *call) {
+	if x.s.mon.n.Load() != 0 {
+		x.s.feedMonitors(x, false) // before the script's own commands, as Redis
+	}
 	numkeys, ok := x.intArg(2)
 	if !ok {
 		return
@@ -257,7 +260,7 @@ func cmdEval(x *call) {
 	if sc.allDBs {
 		dbs = allDatabases
 	}
-	x.s.section(dbs, func(t *txSet) { run(t.get(x.db), t) })
+	x.s.section(x.c, dbs, func(t *txSet) { run(t.get(x.db), t) })
 }
 
 // holdsAllDBs reports whether the transaction x runs in holds every
@@ -275,11 +278,13 @@ func (x *call) holdsAllDBs() bool {
 // (st, and txs for the databases a section holds).
 func (s *Server) runScript(x *call, sc *script, st store, txs *txSet, keys, argv [][]byte) {
 	run := scriptRuns.Get().(*scriptRun)
-	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, out: x.w,
+	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, out: x.w, keys: keys,
 		readOnly: sc.noWrites || strings.HasSuffix(x.cmd.name, "_ro")}
 	run.oom, run.allowOOM = x.c.oom, sc.flagged && sc.allowOOM
 	in := lua.Input{SHA: sc.sha, Keys: keys, Argv: argv, Timeout: s.scriptLimit, Memory: s.scriptMemory,
 		Watcher: run, BusyAfter: time.Duration(s.busy.after.Load()) * time.Millisecond}
+	x.c.inScript = true
+	defer func() { x.c.inScript = false }()
 	err := s.scripts.rt.Run(sc.fn, in, run, run)
 	if run.busied.Load() {
 		s.busy.remove(run)
@@ -315,8 +320,9 @@ type scriptRun struct {
 	db       int
 	st       store
 	txs      *txSet
-	readOnly bool    // EVAL_RO, EVALSHA_RO, or a no-writes script
-	out      replier // the client's, for the script's result
+	readOnly bool     // EVAL_RO, EVALSHA_RO, or a no-writes script
+	out      replier  // the client's, for the script's result
+	keys     [][]byte // the keys the script declared
 	// oom is set if the server was over maxmemory as the script's command
 	// began, allowOOM if the script declares allow-oom, and dirty once it
 	// has called a write command (see checkScriptCall).
@@ -442,7 +448,9 @@ func (run *scriptRun) Call(args [][]byte, r *lua.Reply) {
 	if runContained(x) {
 		r.Reset()
 		run.errorReply(panicReply(cmd.name))
+		return
 	}
+	run.s.called(x, true)
 }
 
 // A command a script calls replies to the runtime, which makes the reply a

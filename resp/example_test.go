@@ -63,3 +63,38 @@ func ExampleServer_injectedClock() {
 	// true
 	// 2026-11-22 09:01:00.001 +0000 UTC
 }
+
+// A test sees what the code under test published, and keyspace
+// notifications of its writes, without a client of its own: Subscribe
+// (or PSubscribe) gives the messages on a Go channel.
+func ExampleServer_Subscribe() {
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	rdb := redis.NewClient(&redis.Options{Dialer: s.Dial})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	releases := s.Subscribe("lock-released")
+	defer releases.Close()
+	_ = s.ConfigSet("notify-keyspace-events", "Eg")
+	deletes := s.Subscribe("__keyevent@0__:del")
+	defer deletes.Close()
+
+	// The code under test: a lock released by a script that tells waiters.
+	rdb.Set(ctx, "lock:job", "token-1", time.Minute)
+	rdb.Eval(ctx, `if redis.call("get", KEYS[1]) == ARGV[1] then
+		redis.call("del", KEYS[1])
+		return redis.call("publish", "lock-released", KEYS[1])
+	end
+	return 0`, []string{"lock:job"}, "token-1")
+
+	m := <-releases.Messages()
+	fmt.Println(m.Channel, m.Payload)
+	m = <-deletes.Messages()
+	fmt.Println(m.Channel, m.Payload)
+	fmt.Println("receivers:", s.Publish("lock-released", "by the test"))
+	// Output:
+	// lock-released lock:job
+	// __keyevent@0__:del lock:job
+	// receivers: 1
+}

@@ -95,6 +95,13 @@ func cmdExpire(x *call) {
 			x.w.errorReply(errBeyondRange)
 			return
 		}
+		if x.ownEvents() {
+			// Redis replies before it notifies a new deadline (not a
+			// deletion): a client that receives its own events sees so.
+			x.w.int(1)
+			_, _ = st.PExpireAtCond(key, msTime(when), engine.ExpireAlways) // checked above
+			return
+		}
 		if _, err := st.PExpireAtCond(key, msTime(when), engine.ExpireAlways); err != nil {
 			x.engineErr(err)
 			return
@@ -113,6 +120,7 @@ func cmdTTL(x *call) {
 		at, ok := st.ExpireTime(key)
 		switch {
 		case !ok:
+			x.miss(key)
 			x.w.int(-2)
 		case at.IsZero():
 			x.w.int(-1)
@@ -129,6 +137,7 @@ func cmdExpireTime(x *call) {
 	at, ok := x.st.ExpireTime(x.key(1))
 	switch {
 	case !ok:
+		x.miss(x.key(1))
 		x.w.int(-2)
 	case at.IsZero():
 		x.w.int(-1)

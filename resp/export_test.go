@@ -58,6 +58,12 @@ func PlantLuaPanic(s *Server, name string) (undo func()) {
 // planted bug for the linearizability test).
 func PlantUnlockedScripts(s *Server) { s.unlockedScripts = true }
 
+// PlantPushBug plants a bug in one push feature of s ("pubsub": PUBLISH
+// skips pattern subscribers; "tracking": NOLOOP is ignored; "keyspace":
+// APPEND is notified as "set"; "monitor": AUTH's password is shown), so a
+// test can show that the differential test catches it.
+func PlantPushBug(s *Server, feature string) { s.plantedPush = feature }
+
 // Blocks reports whether the command named (as CommandNames names it) may
 // block its client.
 func Blocks(name string) bool {

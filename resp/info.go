@@ -114,7 +114,7 @@ func (x *call) infoSection(name string) string {
 		line("cluster_connections", 0)
 		line("maxclients", 10000)
 		line("blocked_clients", s.blockedClients())
-		line("tracking_clients", 0)
+		line("tracking_clients", s.trk.clientCount.Load())
 	case "memory":
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
@@ -155,8 +155,14 @@ func (x *call) infoSection(name string) string {
 		line("evicted_keys", s.evictedKeys())
 		line("keyspace_hits", 0)
 		line("keyspace_misses", 0)
-		line("pubsub_channels", 0)
-		line("pubsub_patterns", 0)
+		channels, patterns, shard := s.pubsubCounts()
+		line("pubsub_channels", channels)
+		line("pubsub_patterns", patterns)
+		line("pubsubshard_channels", shard)
+		_, keys, items, prefixes := s.trackingCounts()
+		line("tracking_total_keys", keys)
+		line("tracking_total_items", items)
+		line("tracking_total_prefixes", prefixes)
 		line("total_error_replies", s.errs.total.Load())
 	case "replication":
 		b.WriteString("# Replication\r\n")

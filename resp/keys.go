@@ -27,6 +27,7 @@ func cmdExists(x *call) {
 		if x.st.Exists(x.key(1)) {
 			x.w.int(1)
 		} else {
+			x.miss(x.key(1))
 			x.w.int(0)
 		}
 		return
@@ -37,13 +38,21 @@ func cmdExists(x *call) {
 		for _, k := range keys {
 			if st.Exists(k) {
 				n++
+			} else {
+				x.miss(k)
 			}
 		}
 		x.w.int(int64(n))
 	})
 }
 
-func cmdType(x *call) { x.w.simple(x.st.Type(x.key(1))) }
+func cmdType(x *call) {
+	t := x.st.Type(x.key(1))
+	if t == engine.TypeNone {
+		x.miss(x.key(1))
+	}
+	x.w.simple(t)
+}
 
 // cmdKeys lists the keys matching a pattern, atomically (the whole
 // database is locked while it is read, as Redis blocks while it runs).
@@ -263,6 +272,7 @@ func cmdCopy(x *call) {
 	}
 	x.atomic2(x.db, src, dstDB, dst, func(s, d store) {
 		if !s.Exists(src) {
+			x.miss(src)
 			x.w.int(0)
 			return
 		}
@@ -339,15 +349,15 @@ func (x *call) atomic2(da int, ka string, db int, kb string, fn func(a, b store)
 		return
 	}
 	if da == db {
-		update(x.s.DB(da), []string{ka, kb}, func(st store) { fn(st, st) })
+		updateBy(x.c, x.s.DB(da), []string{ka, kb}, func(st store) { fn(st, st) })
 		return
 	}
 	lo, klo, hi, khi := da, ka, db, kb
 	if lo > hi {
 		lo, klo, hi, khi = hi, khi, lo, klo
 	}
-	update(x.s.DB(lo), []string{klo}, func(stLo store) {
-		update(x.s.DB(hi), []string{khi}, func(stHi store) {
+	updateBy(x.c, x.s.DB(lo), []string{klo}, func(stLo store) {
+		updateBy(x.c, x.s.DB(hi), []string{khi}, func(stHi store) {
 			if da == lo {
 				fn(stLo, stHi)
 			} else {

@@ -93,7 +93,8 @@ func cmdExec(x *call) {
 		slices.Sort(dbs)
 		dbs = slices.Compact(dbs)
 	}
-	x.s.section(dbs, func(t *txSet) {
+	x.s.prepareFeed(m.cmds)
+	x.s.section(c, dbs, func(t *txSet) {
 		if c.watchesChanged(t) {
 			x.w.nullArray()
 			return
@@ -104,6 +105,7 @@ func cmdExec(x *call) {
 			sub := call{s: x.s, c: c, w: x.w, args: q.args, db: db, st: t.get(db), cmd: q.cmd, tx: true, txs: t}
 			x.s.commands.Add(1)
 			runQueued(&sub)
+			x.s.called(&sub, false)
 			db = c.db // SELECT inside the transaction
 		}
 	})

@@ -77,7 +77,18 @@ func (c *conn) process() bool {
 			return false
 		}
 		if args == nil {
+			if c.s.trk.bcastPending.Load() {
+				// Redis sends BCAST invalidations before it sleeps, after
+				// the requests it read: the batch's keys go in one message.
+				c.s.trackingBroadcast(c)
+			}
 			return true
+		}
+		// Output pushed before this command began goes before its reply
+		// (an event loop may read the command before it takes a push
+		// that came first).
+		if c.takeOutbox() != nil {
+			return false
 		}
 		c.dispatch(args)
 		if c.quit {

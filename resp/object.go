@@ -22,10 +22,15 @@ import (
 
 // typed returns key's value as a T (one of the Object types): the zero T
 // (nil) with ok true when key is absent, or ok false after replying
-// WRONGTYPE when key holds another type.
+// WRONGTYPE when key holds another type. A read-only command's lookup is a
+// read, as Redis's lookupKeyRead: a key it misses is published as keymiss
+// (a write command that reads a key names the miss itself).
 func typed[T engine.Object](x *call, tx *engine.Tx, key string) (obj T, ok bool) {
 	o, found := tx.Object(key)
 	if !found {
+		if x.cmd.flags&readonly != 0 {
+			x.miss(key)
+		}
 		return obj, true
 	}
 	if obj, ok = o.(T); !ok {

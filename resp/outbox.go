@@ -32,6 +32,10 @@ type outbox struct {
 	released  bool      // guarded by mu: the owner released the client (close hooks ran)
 	kill      bool      // guarded by mu: the client passed its output limits and must close
 	softSince time.Time // guarded by mu: since when the output has been past the soft limit
+	// holding, guarded by mu, is set while a blocked client is being
+	// served: pushes collect in held and follow its reply (holdPushes).
+	holding bool
+	held    []byte // guarded by mu
 	// has is set while buf holds frames or kill is set, so that the owner
 	// takes nothing without locking when nothing was pushed.
 	has atomic.Bool
@@ -162,6 +166,40 @@ func parseCLong(s string) (int64, bool) {
 func (c *conn) push(frame []byte) bool {
 	ob := &c.out
 	ob.mu.Lock()
+	if ob.holding && !ob.closed {
+		ob.held = append(ob.held, frame...)
+		ob.mu.Unlock()
+		return true
+	}
+	return c.pushUnlocking(frame)
+}
+
+// holdPushes makes what is pushed to c wait until releasePushes: a blocked
+// client's invalidations of the keys its own served command changes follow
+// its reply, as in Redis (which serves it as its current client).
+func (c *conn) holdPushes() {
+	c.out.mu.Lock()
+	c.out.holding = true
+	c.out.mu.Unlock()
+}
+
+// releasePushes pushes first (a blocked client's reply, or nothing), then
+// what holdPushes held, and reports as push does.
+func (c *conn) releasePushes(first []byte) bool {
+	ob := &c.out
+	ob.mu.Lock()
+	frames := append(first, ob.held...)
+	ob.holding, ob.held = false, nil
+	if len(frames) == 0 {
+		ob.mu.Unlock()
+		return true
+	}
+	return c.pushUnlocking(frames)
+}
+
+// pushUnlocking is push with c.out.mu held, which it unlocks.
+func (c *conn) pushUnlocking(frame []byte) bool {
+	ob := &c.out
 	if ob.closed {
 		ob.mu.Unlock()
 		return false
@@ -244,9 +282,10 @@ func (c *conn) overLimitLocked() bool {
 // dialer's): it tells how much the peer has not read yet.
 type unreader interface{ unread() int64 }
 
-// class returns c's output class: pub/sub while it has subscriptions.
+// class returns c's output class: pub/sub while it has subscriptions or
+// monitors (Redis counts monitors as normal clients, which are unbounded).
 func (c *conn) class() outputClass {
-	if c.subscribed.Load() {
+	if c.subscribed.Load() || c.monitoring.Load() {
 		return classPubSub
 	}
 	return classNormal

@@ -666,38 +666,46 @@ func flushBoth(t *testing.T, addrs ...string) {
 	}
 }
 
-// diffSeed returns the seed of a run's random streams: NXKV_DIFF_SEED if
-// set (to replay a failure), else the time.
-func diffSeed() uint64 {
+// diffStreams returns the seed of a random differential test's streams (a
+// new one each run, or NXKV_DIFF_SEED's) and the streams to run: n (short
+// of them with -short), or only NXKV_DIFF_STREAM's, so that a failure can
+// be replayed; only reports that one stream was asked for.
+func diffStreams(n, short int) (seed uint64, streams []int, only bool) {
+	seed = uint64(time.Now().UnixNano())
 	if s := os.Getenv("NXKV_DIFF_SEED"); s != "" {
-		seed, _ := strconv.ParseUint(s, 10, 64)
-		return seed
+		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
-	return uint64(time.Now().UnixNano())
+	if s := os.Getenv("NXKV_DIFF_STREAM"); s != "" {
+		i, _ := strconv.Atoi(s)
+		return seed, []int{i}, true
+	}
+	if testing.Short() {
+		n = short
+	}
+	for i := range n {
+		streams = append(streams, i)
+	}
+	return seed, streams, false
+}
+
+// diffSeed returns the seed of a run's random streams (diffStreams).
+func diffSeed() uint64 {
+	seed, _, _ := diffStreams(0, 0)
+	return seed
 }
 
 // TestRedisDifferential compares raw reply bytes of random streams in RESP2
 // and RESP3.
 func TestRedisDifferential(t *testing.T) {
 	redisAddr, nxkvAddr, shas := startPair(t, resp.Options{})
-	seed := diffSeed()
-	streams, length := 40, 150
-	if testing.Short() {
-		streams = 8
-	}
-	only := -1
-	if s := os.Getenv("NXKV_DIFF_STREAM"); s != "" {
-		only, _ = strconv.Atoi(s)
-	}
-	for i := range streams {
-		if only >= 0 && i != only {
-			continue
-		}
+	seed, streams, only := diffStreams(40, 8)
+	const length = 150
+	for _, i := range streams {
 		g := &gen{r: rand.New(rand.NewPCG(seed, uint64(i))), now: time.Now(), shas: shas}
 		steps := g.stream(length)
 		resp3 := i%2 == 1
 		if d := diff(t, redisAddr, nxkvAddr, steps, resp3); d != "" {
-			if only >= 0 {
+			if only {
 				for _, st := range steps {
 					t.Logf("%q", st.args)
 				}

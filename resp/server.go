@@ -28,7 +28,7 @@ func New(opts Options) *Server {
 	} else {
 		s.clk = opts.Clock
 		s.initMemory(opts)
-		s.dbs[0] = s.newDB()
+		s.dbs[0] = s.newBudgetedDB()
 		s.owned[0] = true
 	}
 	s.dbCache[0].Store(s.dbs[0])
@@ -41,6 +41,9 @@ func New(opts Options) *Server {
 	s.runID = hex.EncodeToString(id[:])
 	s.scripts.init(lua.Options{MaxBulk: s.maxBulk(), Version: RedisVersion})
 	s.cmdStats = make([]cmdStats, len(allCommands))
+	s.initPubsub()
+	s.initTracking()
+	s.newDB = s.dbCreated
 	for i, l := range limitNames {
 		s.encLimits[i].Store(l.def)
 	}
@@ -70,6 +73,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.stopFeed() // the caller's engine outlives the server
 	s.scripts.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()

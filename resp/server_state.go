@@ -201,10 +201,24 @@ type Server struct {
 	panics   panicLog
 	errs     errorStats
 
-	mem           memory                       // maxmemory (evict.go)
+	mem memory // maxmemory (evict.go)
+
+	// ps, trk, mon and notify are pub/sub, client-side caching, MONITOR
+	// and keyspace notifications (pubsub.go, tracking.go, monitor.go,
+	// notify.go); newDB, set by New, runs when a database is created.
+	ps     pubsubState
+	trk    trackingState
+	mon    monitorState
+	notify notifyState
+	newDB  func(i int, e *engine.Engine)
+
 	limits        atomic.Pointer[outputLimits] // client-output-buffer-limit; CONFIG SET may change it
 	clientsKilled atomic.Int64                 // clients closed at their output limits
 
+	// plantedPush, set only by the package's tests (export_test.go),
+	// plants a bug in one push feature (pubsub, tracking, keyspace or
+	// monitor); the differential test shows it is caught.
+	plantedPush string
 	// unlockedScripts, set only by the package's tests (export_test.go),
 	// plants a bug: scripts run without their atomic section, each
 	// redis.call on its own. The linearizability test shows it is caught.

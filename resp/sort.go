@@ -27,8 +27,9 @@ type sortItem struct {
 // lookupKeyByPattern: "#" is elem itself; otherwise the first '*' is
 // replaced by elem and the key read as a string, or, with "->field" after
 // the '*', the field of the hash there. ok is false for a missing key or
-// field, a key of another type, or a pattern without '*'.
-func lookupByPattern(tx *engine.Tx, pattern, elem string) (string, bool) {
+// field, a key of another type, or a pattern without '*'. A missing key
+// is a read's miss (keymiss), as in Redis.
+func (x *call) lookupByPattern(tx *engine.Tx, pattern, elem string) (string, bool) {
 	if pattern == "#" {
 		return elem, true
 	}
@@ -44,6 +45,7 @@ func lookupByPattern(tx *engine.Tx, pattern, elem string) (string, bool) {
 	o, found := tx.Object(key)
 	switch {
 	case !found:
+		x.miss(key)
 		return "", false
 	case field == "" && o == nil:
 		return tx.Get(key)
@@ -129,6 +131,9 @@ func cmdSort(x *call) {
 			x.w.errorReply(errWrongType)
 			return
 		}
+		if !found {
+			x.miss(key)
+		}
 		set, isSet := o.(*setObj)
 		if isSet && dontSort && (store != nil || x.lua != nil) {
 			// As Redis: a set's order is its own, so a script or a STORE
@@ -213,7 +218,7 @@ func (x *call) sortItems(tx *engine.Tx, items []sortItem, by *string, alpha, des
 	for i := range items {
 		v := items[i].elem
 		if by != nil {
-			b, ok := lookupByPattern(tx, *by, v)
+			b, ok := x.lookupByPattern(tx, *by, v)
 			if !ok {
 				continue
 			}
@@ -276,7 +281,7 @@ func (x *call) sortReply(tx *engine.Tx, items []sortItem, start, end int64, gets
 			continue
 		}
 		for _, g := range gets {
-			v, ok := lookupByPattern(tx, g, items[i].elem)
+			v, ok := x.lookupByPattern(tx, g, items[i].elem)
 			if !ok {
 				hasNil[len(out)] = true
 			}

@@ -374,6 +374,9 @@ func (x *call) setsOf(tx *engine.Tx, keys []string) ([]*setObj, bool) {
 		if !ok {
 			return nil, false
 		}
+		if s == nil && x.cmd.flags&readonly == 0 {
+			x.miss(k) // the sources of SINTERSTORE and the rest are read
+		}
 		sets[i] = s
 	}
 	return sets, true
@@ -488,6 +491,11 @@ func cmdSStore(x *call) {
 			out = unionDiff(x.s, sets, true)
 		}
 		if out.len() == 0 {
+			if x.cmd.name == "sinterstore" && slices.Contains(sets, nil) {
+				// Redis returns at once when a source is missing: the
+				// destination's delete is reported before its reply.
+				defer x.c.unhold()()
+			}
 			tx.Del(dst)
 			x.w.int(0)
 			return

@@ -43,28 +43,34 @@ func stringOf(st store, key string) (v string, found, wrong bool) {
 // readString is a read command's lookup of key's string: ok is false
 // after replying WRONGTYPE for another type, or, for a missing key, after
 // calling missing to reply (a missing key reads as "" when missing is
-// nil).
+// nil). A missing key is a read's miss (keymiss), as Redis's
+// lookupKeyRead.
 func (x *call) readString(key string, missing func()) (v string, ok bool) {
 	v, found, wrong := stringOf(x.st, key)
 	switch {
 	case wrong:
 		x.w.errorReply(errWrongType)
 		return "", false
-	case !found && missing != nil:
-		missing()
-		return "", false
+	case !found:
+		x.miss(key)
+		if missing != nil {
+			missing()
+			return "", false
+		}
 	}
 	return v, true
 }
 
 // getString is GET's lookup: key's string value, or ok false after
-// replying nil for a missing key or WRONGTYPE for another type.
+// replying nil for a missing key (with its keymiss event) or WRONGTYPE for
+// another type.
 func (x *call) getString(st store, key string) (string, bool) {
 	v, found, wrong := stringOf(st, key)
 	switch {
 	case wrong:
 		x.w.errorReply(errWrongType)
 	case !found:
+		x.miss(key)
 		x.w.null()
 	}
 	return v, found
@@ -232,22 +238,35 @@ func cmdSet(x *call) {
 		x.setIfDigest(a, flags, match)
 		return
 	}
-	key := x.key(1)
+	key, val := x.key(1), string(x.args[2])
 	var res engine.SetResult
 	var err error
 	if flags&optGET != 0 {
-		// SET ... GET of a value of another type is refused, as GET is.
-		wrong := false
+		// SET ... GET reads first, as GET: a value of another type is
+		// refused, a missing key's keymiss comes before the write's events,
+		// and with ownEvents the old value's reply before them too.
+		own, wrong := x.ownEvents(), false
 		x.atomic([]string{key}, func(st store) {
-			if wrong = x.wrongType(st, key); !wrong {
-				res, err = st.SetWith(key, string(x.args[2]), a)
+			if wrong = x.wrongType(st, key); wrong {
+				return
 			}
+			if own {
+				x.replyOld(st, key)
+				if _, err := st.SetWith(key, val, a); err != nil {
+					x.engineErr(err)
+				}
+				return
+			}
+			if !st.Exists(key) {
+				x.miss(key)
+			}
+			res, err = st.SetWith(key, val, a)
 		})
-		if wrong {
+		if wrong || own {
 			return
 		}
 	} else {
-		res, err = x.st.SetWith(key, string(x.args[2]), a)
+		res, err = x.st.SetWith(key, val, a)
 	}
 	switch {
 	case err != nil:
@@ -291,12 +310,24 @@ func cmdSetEX(x *call) {
 }
 
 func cmdGetSet(x *call) {
-	key := x.key(1)
+	key, val := x.key(1), string(x.args[2])
+	own := x.ownEvents()
 	x.atomic([]string{key}, func(st store) {
 		if x.wrongType(st, key) {
 			return
 		}
-		old, ok, err := st.GetSet(key, string(x.args[2]))
+		if own {
+			// The old value's reply comes before the write's events.
+			x.replyOld(st, key)
+			if _, _, err := st.GetSet(key, val); err != nil {
+				x.engineErr(err)
+			}
+			return
+		}
+		if !st.Exists(key) {
+			x.miss(key) // the read's keymiss before the write's events
+		}
+		old, ok, err := st.GetSet(key, val)
 		if err != nil {
 			x.engineErr(err)
 			return
@@ -309,19 +340,52 @@ func cmdGetSet(x *call) {
 	})
 }
 
+// cmdGetDel is GETDEL key. Redis replies the value before it deletes the
+// key, so a client that receives its own keyspace events gets them after
+// the reply: GETDEL, GETSET and SET ... GET then read, reply and write in
+// one section.
 func cmdGetDel(x *call) {
 	key := x.key(1)
+	own := x.ownEvents()
 	x.atomic([]string{key}, func(st store) {
 		if x.wrongType(st, key) {
 			return
 		}
+		if own {
+			if x.replyOld(st, key) {
+				st.Del(key)
+			}
+			return
+		}
 		v, ok := st.GetDel(key)
 		if !ok {
+			x.miss(key)
 			x.w.null()
 			return
 		}
 		x.w.bulkString(v)
 	})
+}
+
+// ownEvents reports whether the client may receive what its command's
+// changes push in its own reply stream, where their order against the
+// reply shows: keyspace events when it is subscribed (in RESP3), and the
+// invalidations of the tracking clients that redirect to it.
+func (x *call) ownEvents() bool {
+	return x.c.subscribed.Load() && x.s.notify.flags.Load() != 0 || x.c.redirTargets.Load() > 0
+}
+
+// replyOld replies key's value, or nil (with its keymiss), and reports
+// whether it existed.
+func (x *call) replyOld(st store, key string) bool {
+	v, ok := st.Get(key)
+	if !ok {
+		x.miss(key)
+		x.w.null()
+		return false
+	}
+	x.w.bulkString(v)
+	return true
 }
 
 // cmdGetEX is GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]: syntax is
@@ -375,6 +439,9 @@ func cmdMGet(x *call) {
 			if v, ok := st.Get(k); ok {
 				x.w.bulkString(v)
 			} else {
+				if x.missNotified() && !st.Exists(k) {
+					x.miss(k) // a value of another type is found, not missed
+				}
 				x.w.null()
 			}
 		}
@@ -488,10 +555,13 @@ func cmdSetRange(x *call) {
 }
 
 func cmdStrlen(x *call) {
-	v, _, wrong := stringOf(x.st, x.key(1))
+	v, found, wrong := stringOf(x.st, x.key(1))
 	if wrong {
 		x.w.errorReply(errWrongType)
 		return
+	}
+	if !found {
+		x.miss(x.key(1))
 	}
 	x.w.int(int64(len(v)))
 }
@@ -508,7 +578,11 @@ func cmdAppend(x *call) {
 			return
 		}
 		nv := old + string(val)
-		storeString(st, key, nv, exists, engine.KindAppend)
+		kind := engine.KindAppend
+		if x.s.plantedPush == "keyspace" {
+			kind = engine.KindSet
+		}
+		storeString(st, key, nv, exists, kind)
 		x.w.int(int64(len(nv)))
 	})
 }
@@ -614,7 +688,14 @@ func cmdLCS(x *call) {
 	x.atomic([]string{k1, k2}, func(st store) {
 		a, _ = st.Get(k1)
 		b, _ = st.Get(k2)
-		wrong = isTyped(st.Type(k1)) || isTyped(st.Type(k2))
+		ta, tb := st.Type(k1), st.Type(k2)
+		wrong = isTyped(ta) || isTyped(tb)
+		if ta == engine.TypeNone {
+			x.miss(k1)
+		}
+		if tb == engine.TypeNone {
+			x.miss(k2)
+		}
 	})
 	if wrong {
 		x.w.errorReply("ERR The specified keys must contain string values")

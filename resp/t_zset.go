@@ -978,6 +978,9 @@ func cmdZRangeStore(x *call) {
 		if !ok {
 			return
 		}
+		if z == nil {
+			x.miss(sp.key) // its source is read, as ZRANGE's
+		}
 		var es []zentry
 		if z != nil {
 			es = zrangeResult(z, &sp)
@@ -1075,15 +1078,29 @@ func (x *call) zpop(tx *engine.Tx, key string, z *zsetObj, max bool, count int64
 	} else {
 		x.w.array(2 * n)
 	}
-	for range n {
+	for i := range n {
 		e := z.popEnd(max)
+		if i == 0 {
+			// Redis names the pop after the reply's header, before its
+			// first element (what it pushes to the client itself lands
+			// inside the reply).
+			tx.Notify(key, zpopKind(max))
+		}
 		if nested {
 			x.w.array(2)
 		}
 		x.w.bulkString(e.member)
 		x.w.double(e.score)
 	}
-	zpopped(tx, key, z, max)
+	dropIfEmpty(tx, key, z.len())
+}
+
+// zpopKind names a pop of the lowest or (max) the highest score.
+func zpopKind(max bool) engine.Kind {
+	if max {
+		return "zpopmax"
+	}
+	return "zpopmin"
 }
 
 // popEnd removes and returns the element with the lowest score, or the
@@ -1096,16 +1113,6 @@ func (z *zsetObj) popEnd(max bool) zentry {
 	e := z.at(i)
 	z.remove(e.member, e.score)
 	return e
-}
-
-// zpopped names a pop from z under key and deletes it once empty.
-func zpopped(tx *engine.Tx, key string, z *zsetObj, max bool) {
-	if max {
-		tx.Notify(key, "zpopmax")
-	} else {
-		tx.Notify(key, "zpopmin")
-	}
-	dropIfEmpty(tx, key, z.len())
 }
 
 // cmdZPop is ZPOPMIN and ZPOPMAX key [count].
@@ -1257,6 +1264,7 @@ func cmdZSetOp(x *call) {
 					x.w.errorReply(errWrongType)
 					return
 				}
+				x.miss(k)
 			case *zsetObj:
 				srcs[i].z = v
 			case *setObj:

@@ -43,6 +43,16 @@ const (
 	// (SELECT, MOVE, COPY ... DB, FLUSHALL, and INFO, which counts their
 	// keys); a transaction holding them locks every database.
 	allDBs
+	// mayReplicate is Redis's may_replicate, which its COMMAND INFO does
+	// not show: a monitor may not run such a command (PUBLISH, EVAL).
+	mayReplicate
+	// repliesFirst commands reply before they report their changes, as
+	// Redis's do (HSET, LPUSH, ZADD, SUNIONSTORE, ...: addReply, then
+	// signalModifiedKey and notifyKeyspaceEvent), except a key's creation
+	// ("new", reported as the key is added): what their changes push to
+	// their own client (its keyspace notifications, and the invalidations
+	// it receives as another client's redirection) follows their reply.
+	repliesFirst
 )
 
 // cmdFlagNames names the flags COMMAND INFO shows, in its order.

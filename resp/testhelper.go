@@ -6,6 +6,8 @@ package resp
 
 import (
 	"time"
+
+	"github.com/nxkv/nxkv/engine"
 )
 
 // TB is the part of testing.TB the helpers use; *testing.T, *testing.B
@@ -76,11 +78,19 @@ func (s *Server) Keys() []string {
 	return keys
 }
 
-// FlushAll deletes every key of every database.
+// FlushAll deletes every key of every database, as FLUSHALL (clients
+// with client-side caching get one null invalidation).
 func (s *Server) FlushAll() {
 	for i := range Databases {
 		if e := s.existingDB(i); e != nil {
-			flush(e)
+			e.Update(nil, func(tx *engine.Tx) {
+				tx.SetTag(helperTag{}) // invalidated once, below
+				tx.FlushAll()
+			})
 		}
 	}
+	s.trackingFlushed(nil)
 }
+
+// helperTag tags the sections of the test helpers, which are no client's.
+type helperTag struct{}

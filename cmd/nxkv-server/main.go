@@ -7,13 +7,14 @@
 //	echo "port 0
 //	unixsocket /tmp/nxkv.sock" | nxkv-server -
 //
-// Directives: port (0: no TCP), bind, unixsocket, requirepass, and
-// maxmemory, maxmemory-policy, maxmemory-samples and
-// maxmemory-eviction-tenacity with their CONFIG SET values and errors.
-// Persistence and tuning directives redis-server knows (save, appendonly,
-// dir, loglevel and the like) are accepted and ignored, since nxkv keeps
-// its data in memory; an unknown directive or a bad value is a fatal
-// error, as with redis-server. It
+// Directives: port (0: no TCP), bind, unixsocket, requirepass, and those
+// CONFIG SET changes (maxmemory, maxmemory-policy, maxmemory-samples,
+// maxmemory-eviction-tenacity, notify-keyspace-events,
+// tracking-table-max-keys, client-output-buffer-limit), checked as CONFIG
+// SET checks them. Persistence and tuning directives redis-server knows
+// (save, appendonly, dir, loglevel and the like) are accepted and ignored,
+// since nxkv keeps its data in memory; an unknown directive or a bad value
+// is a fatal error, as with redis-server. It
 // prints redis-server's "Ready to accept connections" line once it
 // listens, and on SIGTERM or SIGINT closes every connection and exits 0.
 //
@@ -49,7 +50,7 @@ type config struct {
 	unixSocket string
 	password   string
 	// settings are the directives the server applies as CONFIG SET does
-	// (serverSettings), in file order.
+	// (configSettable), in file order.
 	settings []setting
 }
 
@@ -61,10 +62,11 @@ type setting struct {
 	name, value string
 }
 
-// serverSettings lists the directives applied as CONFIG SET, which checks
-// their values.
-var serverSettings = map[string]bool{
+// configSettable lists the directives applied as CONFIG SET applies them,
+// which checks their values; true for those that take one value.
+var configSettable = map[string]bool{
 	"maxmemory": true, "maxmemory-policy": true, "maxmemory-samples": true, "maxmemory-eviction-tenacity": true,
+	"notify-keyspace-events": true, "tracking-table-max-keys": true, "client-output-buffer-limit": false,
 }
 
 // apply applies cfg's settings to s, or returns the fatal error of the
@@ -205,8 +207,8 @@ var ignored = map[string]bool{
 	"supervised": true, "always-show-logo": true, "set-proc-title": true, "stop-writes-on-bgsave-error": true,
 	"rdbcompression": true, "rdbchecksum": true, "maxclients": true, "hz": true, "io-threads": true,
 	"unixsocketperm": true, "lua-time-limit": true, "busy-reply-threshold": true,
-	"notify-keyspace-events": true, "enable-debug-command": true,
-	"syslog-enabled": true, "latency-monitor-threshold": true, "slowlog-log-slower-than": true,
+	"enable-debug-command": true,
+	"syslog-enabled":       true, "latency-monitor-threshold": true, "slowlog-log-slower-than": true,
 	"activerehashing": true, "lazyfree-lazy-eviction": true, "lazyfree-lazy-expire": true,
 }
 
@@ -241,10 +243,10 @@ func parseConfig(cfg *config, text string) error {
 			cfg.unixSocket = vals[0]
 		case name == "requirepass" && len(vals) == 1:
 			cfg.password = vals[0]
-		case serverSettings[name] && len(vals) == 1:
-			cfg.settings = append(cfg.settings, setting{line: line, raw: raw, name: name, value: vals[0]})
-		case serverSettings[name]:
+		case configSettable[name] && len(vals) != 1:
 			return fatal(line, raw, "wrong number of arguments")
+		case hasKey(configSettable, name) && len(vals) >= 1:
+			cfg.settings = append(cfg.settings, setting{line: line, raw: raw, name: name, value: strings.Join(vals, " ")})
 		case name == "daemonize" && len(vals) == 1 && strings.EqualFold(vals[0], "yes"):
 			return fatal(line, raw, "daemonize yes is not supported: run nxkv-server under a supervisor")
 		case ignored[name] && len(vals) >= 0:
@@ -322,4 +324,10 @@ func splitConfigLine(l string) ([]string, bool) {
 		}
 		out = append(out, b.String())
 	}
+}
+
+// hasKey reports whether m has key k.
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }

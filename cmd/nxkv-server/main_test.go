@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -91,5 +92,32 @@ func TestBinaryLikeTempredis(t *testing.T) {
 	c.Close()
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Fatalf("unix socket still there after exit: %v", err)
+	}
+}
+
+// TestConfigSettable: the directives CONFIG SET changes are read in order
+// (notify-keyspace-events, client-output-buffer-limit's several classes),
+// and a value CONFIG SET would refuse is a fatal configuration error naming
+// its line, as redis-server's is.
+func TestConfigSettable(t *testing.T) {
+	cfg, err := parseArgs([]string{"-", "--notify-keyspace-events", "KEx"},
+		strings.NewReader("client-output-buffer-limit pubsub 64mb 16mb 60\ntracking-table-max-keys 10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []setting{{name: "client-output-buffer-limit", value: "pubsub 64mb 16mb 60"},
+		{name: "tracking-table-max-keys", value: "10"}, {name: "notify-keyspace-events", value: "KEx"}}
+	if len(cfg.settings) != len(want) {
+		t.Fatalf("settings = %+v, want %+v", cfg.settings, want)
+	}
+	for i, w := range want {
+		if g := cfg.settings[i]; g.name != w.name || g.value != w.value {
+			t.Fatalf("setting %d = %+v, want %+v", i, g, w)
+		}
+	}
+	var stderr strings.Builder
+	rc := run([]string{"-"}, strings.NewReader("port 0\nunixsocket "+t.TempDir()+"/s.sock\nnotify-keyspace-events KEQ\n"), io.Discard, &stderr)
+	if rc != 1 || !strings.Contains(stderr.String(), "at line 3") || !strings.Contains(stderr.String(), "Invalid event class character") {
+		t.Fatalf("run with a bad notify-keyspace-events = %d, %q; want 1 and the fatal error at line 3", rc, stderr.String())
 	}
 }

@@ -2,11 +2,13 @@
 
 package main
 
-// The test suites of two lock clients nobody here wrote, run unmodified
-// against nxkv-server: bsm/redislock (which dials 127.0.0.1:6379) and
+// The test suites of three lock clients nobody here wrote, run unmodified
+// against nxkv-server: bsm/redislock (which dials 127.0.0.1:6379),
 // go-redsync/redsync's root package (which starts "redis-server -" from
 // PATH through its tempredis helper, on ports 51200-51247 and unix
-// sockets, with redigo, go-redis v6/v7/v8/v9 and rueidis pools).
+// sockets, with redigo, go-redis v6/v7/v8/v9 and rueidis pools), and
+// redis/rueidis's lock package, rueidislock (127.0.0.1:6379, database 10),
+// whose waiters wake on client-side caching's invalidations by default.
 //
 // Each suite is downloaded at its pinned version through the Go module
 // proxy, copied out of the module cache, compiled as is, and run in a
@@ -45,6 +47,8 @@ const (
 	redislockVersion = "v0.9.4"
 	redsyncModule    = "github.com/go-redsync/redsync/v4"
 	redsyncVersion   = "v4.18.1"
+	rueidisModule    = "github.com/redis/rueidis"
+	rueidisVersion   = "v1.0.79"
 )
 
 // childEnv marks the re-executed test binary that runs a suite inside the
@@ -71,7 +75,7 @@ func TestMain(m *testing.M) {
 // TestRedislockSuite runs bsm/redislock's own tests (14 tests and 3
 // examples) against nxkv-server on 127.0.0.1:6379.
 func TestRedislockSuite(t *testing.T) {
-	out := runSuite(t, redislockModule, redislockVersion, true)
+	out := runSuite(t, redislockModule, redislockVersion, ".", true)
 	top, _ := countResults(out)
 	if top != 17 {
 		t.Fatalf("redislock: %d top-level tests and examples passed, want 17", top)
@@ -82,12 +86,27 @@ func TestRedislockSuite(t *testing.T) {
 // TestRedsyncSuite runs go-redsync/redsync's root-package tests (15 tests,
 // 80 subtests over six client pools) with nxkv-server as redis-server.
 func TestRedsyncSuite(t *testing.T) {
-	out := runSuite(t, redsyncModule, redsyncVersion, false)
+	out := runSuite(t, redsyncModule, redsyncVersion, ".", false)
 	top, sub := countResults(out)
 	if top < 15 || sub < 80 {
 		t.Fatalf("redsync: %d tests and %d subtests passed, want 15 and 80", top, sub)
 	}
 	t.Logf("redsync %s: %d tests and %d subtests passed against nxkv-server", redsyncVersion, top, sub)
+}
+
+// TestRueidislockSuite runs rueidis's rueidislock tests (22 tests, 102
+// subtests: each locker with client-side caching, in the tracking modes
+// with and without NOLOOP, and polling with SET PX) against nxkv-server on
+// 127.0.0.1:6379, database 10. Its waiters with caching on wake only on
+// the invalidation of the lock's key, so this is a test of CLIENT TRACKING
+// (OPTOUT, NOLOOP, keys read inside scripts, FLUSHDB's null invalidation).
+func TestRueidislockSuite(t *testing.T) {
+	out := runSuite(t, rueidisModule, rueidisVersion, "./rueidislock", true)
+	top, sub := countResults(out)
+	if top != 22 || sub != 102 {
+		t.Fatalf("rueidislock: %d tests and %d subtests passed, want 22 and 102", top, sub)
+	}
+	t.Logf("rueidislock %s: %d tests and %d subtests passed against nxkv-server", rueidisVersion, top, sub)
 }
 
 var (
@@ -122,9 +141,11 @@ func goTool(t *testing.T) string {
 	return ""
 }
 
-// runSuite downloads, compiles and runs a peer suite, and returns its
-// output after checking it passed and left no server running.
-func runSuite(t *testing.T, module, version string, port6379 bool) string {
+// runSuite downloads module at version, compiles the tests of its package
+// pkg ("." or "./sub") and runs them, and returns their output after
+// checking they passed and left no server running. port6379 starts
+// nxkv-server on 127.0.0.1:6379 for suites that dial it.
+func runSuite(t *testing.T, module, version, pkg string, port6379 bool) string {
 	if testing.Short() {
 		t.Skip("the peer suites take minutes; skipped with -short")
 	}
@@ -152,7 +173,7 @@ func runSuite(t *testing.T, module, version string, port6379 bool) string {
 		t.Fatal(err)
 	}
 	suite := filepath.Join(tmp, "suite.test")
-	compile := exec.Command(goBin, "test", "-c", "-o", suite, ".")
+	compile := exec.Command(goBin, "test", "-c", "-o", suite, pkg)
 	compile.Dir = src
 	compile.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
 	if out, err := compile.CombinedOutput(); err != nil {
@@ -160,7 +181,8 @@ func runSuite(t *testing.T, module, version string, port6379 bool) string {
 	}
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1", childSuite+"="+suite, childSuiteDir+"="+src,
+	suiteDir := filepath.Join(src, pkg)
+	cmd.Env = append(os.Environ(), childEnv+"=1", childSuite+"="+suite, childSuiteDir+"="+suiteDir,
 		childPathPrefix+"="+bin, "NXKV_DIE_WITH_PARENT=1")
 	if port6379 {
 		cmd.Env = append(cmd.Env, childServer+"="+server)
@@ -185,13 +207,13 @@ func runSuite(t *testing.T, module, version string, port6379 bool) string {
 		t.Logf("no network namespace (%v): running on the host's loopback", err)
 		if port6379 {
 			if l, lerr := net.Listen("tcp", "127.0.0.1:6379"); lerr != nil {
-				t.Fatalf("redislock's suite dials 127.0.0.1:6379, which is in use here (%v), and no network namespace could be made (%v): stop the process on 6379 or run as root", lerr, err)
+				t.Fatalf("%s's suite dials 127.0.0.1:6379, which is in use here (%v; Debian's redis-server package starts a daemon there), and no network namespace could be made (%v): stop the process on 6379, or run where unprivileged user namespaces are allowed or as root", module, lerr, err)
 			} else {
 				l.Close()
 			}
 		}
 		cmd = exec.Command(cmd.Path, cmd.Args[1:]...)
-		cmd.Env = append(os.Environ(), childEnv+"=1", childSuite+"="+suite, childSuiteDir+"="+src,
+		cmd.Env = append(os.Environ(), childEnv+"=1", childSuite+"="+suite, childSuiteDir+"="+suiteDir,
 			childPathPrefix+"="+bin, "NXKV_DIE_WITH_PARENT=1")
 		if port6379 {
 			cmd.Env = append(cmd.Env, childServer+"="+server)
@@ -295,6 +317,10 @@ func peerChild() int {
 			fmt.Fprintln(os.Stderr, "peer child: nxkv-server:", err)
 			return 2
 		}
+		if err := isNxkv("127.0.0.1:6379"); err != nil {
+			fmt.Fprintln(os.Stderr, "peer child: the server on 127.0.0.1:6379 is not the nxkv-server just started:", err)
+			return 2
+		}
 	}
 	suite := exec.Command(os.Getenv(childSuite), "-test.v", "-test.count=1", "-test.timeout=15m")
 	suite.Dir = os.Getenv(childSuiteDir)
@@ -310,6 +336,27 @@ func peerChild() int {
 		return 2
 	}
 	return 0
+}
+
+// isNxkv checks that the server at addr is nxkv-server (INFO server
+// reports nxkv_server:1), so a suite never runs against another server
+// that held the port.
+func isNxkv(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 64<<10)
+	n, _ := io.ReadAtLeast(c, buf, 1)
+	if !bytes.Contains(buf[:n], []byte("nxkv_server:1")) {
+		return fmt.Errorf("INFO server says %q", buf[:min(n, 200)])
+	}
+	return nil
 }
 
 // waitReady reads the server's log until its ready line, then keeps

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -73,48 +74,93 @@ func Encode(args []string) []byte {
 // its bytes.
 func ReadReply(br *bufio.Reader) ([]byte, error) {
 	var out []byte
-	var read func() error
-	read = func() error {
+	var read func(out *[]byte, top bool) error
+	read = func(out *[]byte, top bool) error {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
 			return err
 		}
-		out = append(out, line...)
-		if len(line) < 3 {
-			return fmt.Errorf("short line %q", line)
-		}
-		body := string(line[1 : len(line)-2])
-		switch line[0] {
-		case '+', '-', ':', '_', '#', ',', '(':
-			return nil
-		case '$', '=', '!':
-			n, err := strconv.Atoi(body)
-			if err != nil || n < 0 {
-				return err
-			}
-			buf := make([]byte, n+2)
-			if _, err := io.ReadFull(br, buf); err != nil {
-				return err
-			}
-			out = append(out, buf...)
-			return nil
-		case '*', '~', '>', '%', '|':
-			n, err := strconv.Atoi(body)
-			if err != nil {
-				return err
-			}
-			if line[0] == '%' || line[0] == '|' {
-				n *= 2
-			}
-			for range n {
-				if err := read(); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		return fmt.Errorf("bad reply type in %q", line)
+		return readRest(br, line, out, read)
 	}
-	err := read()
+	err := read(&out, true)
 	return out, err
+}
+
+// ReadFrames reads one reply from br and returns it with the RESP3 pushes
+// it holds: a push that comes inside an aggregate (a message a
+// transaction's command published to its own client) is out of band, so
+// it is returned as a frame of its own, before the aggregate, which holds
+// "<push>" in its place. A push that is an (un)subscribe notification, a
+// command's own reply in RESP3, stays an element.
+func ReadFrames(br *bufio.Reader) ([][]byte, error) {
+	var pushes [][]byte
+	var read func(out *[]byte, top bool) error
+	read = func(out *[]byte, top bool) error {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return err
+		}
+		if len(line) < 3 || line[0] != '>' || top {
+			return readRest(br, line, out, read)
+		}
+		var push []byte
+		if err := readRest(br, line, &push, read); err != nil {
+			return err
+		}
+		if subReply.Match(push) {
+			*out = append(*out, push...)
+			return nil
+		}
+		pushes = append(pushes, push)
+		*out = append(*out, "<push>"...)
+		return read(out, false) // the element it came before
+	}
+	var f []byte
+	if err := read(&f, true); err != nil {
+		return nil, err
+	}
+	return append(pushes, f), nil
+}
+
+// subReply matches a RESP3 (un)subscribe notification.
+var subReply = regexp.MustCompile(`^>3\r\n\$\d+\r\n[ps]?(un)?subscribe\r\n`)
+
+// readRest reads the rest of the frame whose first line is line, its
+// elements through read, appending its bytes to out.
+func readRest(br *bufio.Reader, line []byte, out *[]byte, read func(*[]byte, bool) error) error {
+	*out = append(*out, line...)
+	if len(line) < 3 {
+		return fmt.Errorf("short line %q", line)
+	}
+	body := string(line[1 : len(line)-2])
+	switch line[0] {
+	case '+', '-', ':', '_', '#', ',', '(':
+		return nil
+	case '$', '=', '!':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return err
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return err
+		}
+		*out = append(*out, buf...)
+		return nil
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return err
+		}
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		for range n {
+			if err := read(out, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("bad reply type in %q", line)
 }
