@@ -59,13 +59,9 @@ func configBoth(t *testing.T, name, value string, addrs ...string) {
 // keyspace without a bound, then the bound is set and the rest compared.
 func TestMaxmemoryStreamsMatchRedis(t *testing.T) {
 	redisAddr, nxkvAddr, shas := startPair(t, resp.Options{})
-	seed := diffSeed()
-	streams := 4
-	if testing.Short() {
-		streams = 1
-	}
+	seed, streams, _ := diffStreams(4, 1)
 	for pi, policy := range policies {
-		for i := range streams {
+		for _, i := range streams {
 			g := &gen{r: rand.New(rand.NewPCG(seed, uint64(100*pi+i))), now: time.Now(), shas: shas}
 			fill, steps := g.stream(80), g.stream(150)
 			resp3 := i%2 == 1

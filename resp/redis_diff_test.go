@@ -688,12 +688,6 @@ func diffStreams(n, short int) (seed uint64, streams []int, only bool) {
 	return seed, streams, false
 }
 
-// diffSeed returns the seed of a run's random streams (diffStreams).
-func diffSeed() uint64 {
-	seed, _, _ := diffStreams(0, 0)
-	return seed
-}
-
 // TestRedisDifferential compares raw reply bytes of random streams in RESP2
 // and RESP3.
 func TestRedisDifferential(t *testing.T) {
