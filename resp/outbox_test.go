@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nxkv/nxkv/internal/redistest"
 	"github.com/nxkv/nxkv/resp"
@@ -65,6 +67,14 @@ func TestNormalOutputLimitOnReplies(t *testing.T) {
 	req := strings.Repeat(string(redistest.Encode([]string{"get", "big"})), 40)
 	if _, err := io.WriteString(nc, req); err != nil {
 		t.Fatal(err)
+	}
+	// The client reads nothing until the server has stopped serving it:
+	// a client that reads while the server writes keeps its unread output
+	// small, and more replies get through.
+	for deadline := time.Now().Add(10 * time.Second); s.Stats().OutputLimitCloses == 0; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("the client was not closed at its output limit")
+		}
 	}
 	br := bufio.NewReader(nc)
 	got := 0
