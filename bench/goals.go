@@ -207,6 +207,29 @@ func evaluateGoals(r *Results) []Goal {
 				fmt.Sprintf("%s per job than miniredis (95%% interval %s)", v, fmtTimesCI(iv.Lo, iv.Hi, timeWords)))
 		}
 	}
+	lru, exact := -1.0, -1.0
+	for _, h := range r.HitRatio {
+		switch h.Peer {
+		case peerEngine + " allkeys-lru":
+			lru = h.HitRatio
+		case "exact LRU":
+			exact = h.HitRatio
+		}
+	}
+	if lru >= 0 && exact >= 0 {
+		add("bounded cache: allkeys-lru's hit ratio within 5 points of an exact LRU's", "", lru >= exact-0.05, true,
+			fmt.Sprintf("%.1f%% against %.1f%% (Zipf 0.99, 10%% of the keys held)", 100*lru, 100*exact))
+	}
+	for _, h := range r.Held {
+		add("bounded cache: live heap within 5% of the bound", "", h.OverPct <= 5, true,
+			fmt.Sprintf("%s held under a bound of %s (%+.1f%%)", fmtBytes(h.Heap), fmtBytes(h.Bound), h.OverPct))
+	}
+	for _, h := range r.Herd {
+		if h.Peer == peerEngine {
+			add("get-or-load: one load per herd of 1,000 misses", "", h.LoadsPerHrd == 1, true,
+				fmt.Sprintf("%.2f loads a herd over %d herds", h.LoadsPerHrd, h.Herds))
+		}
+	}
 	for _, m := range r.Memory {
 		if m.Peer == peerEngine && m.WithTTL {
 			add("memory ≤ 130 B/key with a TTL", "", m.BytesPerKy <= 130, true, fmt.Sprintf("%.1f B/key (%d keys)", m.BytesPerKy, m.Keys))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -84,5 +86,57 @@ func TestDoublesGoal(t *testing.T) {
 		if !strings.Contains(b.String(), tc.printed) {
 			t.Fatalf("table does not say %q:\n%s", tc.printed, b.String())
 		}
+	}
+}
+
+// TestCacheGoals: the bounded-cache goals are met by figures within their
+// limits and missed beyond them, and the table prints every row.
+func TestCacheGoals(t *testing.T) {
+	for _, tc := range []struct {
+		lru, exact, over, loads float64
+		status                  [3]string
+	}{
+		{0.62, 0.64, 3.1, 1, [3]string{"met", "met", "met"}},
+		{0.55, 0.64, 7.5, 1.5, [3]string{"missed", "missed", "missed"}},
+	} {
+		r := &Results{
+			HitRatio: []HitRow{{Peer: peerEngine + " allkeys-lru", HitRatio: tc.lru}, {Peer: "exact LRU", HitRatio: tc.exact}},
+			Held:     []HeldRow{{Bound: 32 << 20, Heap: int64((1 + tc.over/100) * (32 << 20)), OverPct: tc.over}},
+			Herd:     []HerdRow{{Peer: peerEngine, Herds: 10, LoadsPerHrd: tc.loads}, {Peer: "singleflight", Herds: 10, LoadsPerHrd: 1}},
+		}
+		gs := evaluateGoals(r)
+		if len(gs) != 3 {
+			t.Fatalf("goals %+v, want 3", gs)
+		}
+		for i, g := range gs {
+			if g.Status != tc.status[i] {
+				t.Errorf("%+v: %s, want %s", g, g.Status, tc.status[i])
+			}
+		}
+		var b strings.Builder
+		printCache(&b, r)
+		for _, want := range []string{"exact LRU", "singleflight", "live heap"} {
+			if !strings.Contains(b.String(), want) {
+				t.Fatalf("table does not say %q:\n%s", want, b.String())
+			}
+		}
+	}
+}
+
+// TestZipf: the generator's ranks follow Zipf(0.99): rank 0 is drawn
+// about 1/zeta(n) of the time and rank 1 about 2^-0.99 of rank 0's.
+func TestZipf(t *testing.T) {
+	const n, draws = 1000, 200_000
+	z := newZipf(rand.New(rand.NewPCG(3, 4)), n, 0.99)
+	counts := make([]int, n)
+	for range draws {
+		counts[z.next()]++
+	}
+	want0 := draws / z.zetan
+	if c := float64(counts[0]); c < 0.95*want0 || c > 1.05*want0 {
+		t.Fatalf("rank 0 drawn %v times, want about %.0f", c, want0)
+	}
+	if r := float64(counts[1]) / float64(counts[0]); math.Abs(r-math.Pow(2, -0.99)) > 0.05 {
+		t.Fatalf("rank 1 / rank 0 = %.3f, want about %.3f", r, math.Pow(2, -0.99))
 	}
 }

@@ -21,7 +21,10 @@
 // off, redis-benchmark against redis-server and nxkv-server, expiry
 // (reclamation, reaper CPU, idle cost), memory per key, and a service's
 // test double (a job runner with a lock, a hash record and a list queue,
-// over go-redis against miniredis, nxkv-server and redis-server), with
+// over go-redis against miniredis, nxkv-server and redis-server), and the
+// engine as a bounded cache (hit ratio on a Zipf trace beside an exact LRU
+// and otter, live heap under a bound, get-or-load's thundering herd beside
+// singleflight), with
 // Redis, miniredis and nxkv-server peers; the cells a headline job
 // measured keep its figures.
 //
@@ -62,7 +65,7 @@ type options struct {
 }
 
 // workloads are the names -only accepts; each headline job belongs to one.
-var workloads = []string{"raw", "locks", "resp", "expiry", "memory", "doubles", "push"}
+var workloads = []string{"raw", "locks", "resp", "expiry", "memory", "doubles", "push", "cache"}
 
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	if addr := os.Getenv(serveEnv); addr != "" {
@@ -80,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	from := fs.String("from", "", "measure nothing: read the results of an earlier run from `FILE` (its -json) and write -svg and -md from them")
 	fs.StringVar(&o.redisAddr, "redis", "", "use the Redis server at `ADDR` instead of starting one (keys nxb*, nxblock* and nxkv:* are written and deleted; use a scratch server)")
 	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis and miniredis peers")
-	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory, doubles, push)")
+	only := fs.String("only", strings.Join(workloads, ","), "comma-separated `workloads` to run (raw, locks, resp, expiry, memory, doubles, push, cache)")
 	rounds := fs.Int("rounds", 0, "first interleaved rounds of the headline's in-process jobs (0: the default, 15); the jobs over Redis run 6 more")
 	reps := fs.Int("reps", 0, "repetitions per measurement of the full suite (0: the default, 7)")
 	peers := fs.String("peers", "", "run only the peers whose name matches `REGEXP` (e.g. 'nxkv|map')")
@@ -291,6 +294,9 @@ func runFull(w *console, cfg config, o options, env *environment, res *Results, 
 	}
 	if o.want["doubles"] {
 		section("doubles", func() { runDoublesWorkload(cfg, env, res) }, func() { printDoubles(w, res) })
+	}
+	if o.want["cache"] {
+		section("cache", func() { runCacheWorkload(cfg, res) }, func() { printCache(w, res) })
 	}
 	res.Goals = evaluateGoals(res)
 	printGoals(w, res)

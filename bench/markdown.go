@@ -95,6 +95,7 @@ func renderMarkdown(w io.Writer, charts, label string, r *Results) {
 		{"Expiry", "expiry.svg", len(r.Expiry) > 0, printExpiry},
 		{"Memory per key", "memory.svg", len(r.Memory) > 0, printMemory},
 		{"A service's test double", "", len(r.Doubles) > 0, printDoubles},
+		{"A bounded cache", "", len(r.HitRatio)+len(r.Held)+len(r.Herd) > 0, printCache},
 	}
 	if r.Mode == "full" {
 		fmt.Fprintf(w, "## The full suite\n\n")

@@ -44,6 +44,9 @@ type Results struct {
 	Memory      []MemRow    `json:"memory,omitempty"`
 	Push        []PushRow   `json:"push,omitempty"` // pub/sub, invalidations, rueidislock: nxkv-server vs redis-server
 	Doubles     []DoubleRow `json:"test_double,omitempty"`
+	HitRatio    []HitRow    `json:"hit_ratio,omitempty"`   // a bounded cache on a Zipf trace
+	Held        []HeldRow   `json:"memory_held,omitempty"` // live heap under a bound
+	Herd        []HerdRow   `json:"herd,omitempty"`        // get-or-load's thundering herd
 	LockRetries string      `json:"lock_retry_settings,omitempty"`
 	Goals       []Goal      `json:"goals,omitempty"`
 	Skipped     []Skip      `json:"skipped,omitempty"`

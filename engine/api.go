@@ -78,6 +78,13 @@ type Options struct {
 	// maxmemory-samples; 0 selects DefaultSamples. More samples choose
 	// closer to the policy's ideal, at more cost per eviction.
 	Samples int
+	// Budget, if not nil, is a memory bound the engine shares with the
+	// other engines given it (see Budget), whose bound, policy and samples
+	// apply instead of MaxMemory, Policy and Samples, which must then be
+	// zero. A budget with no bound yet (NewBudget(0, ...)) makes an engine
+	// that counts its keys, so that a bound set later (Budget.SetMax)
+	// applies to it; an engine created without a budget never has one.
+	Budget *Budget
 }
 
 // Condition selects when SetWith writes, as Redis SET's NX, XX, IFEQ and IFNE.

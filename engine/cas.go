@@ -96,10 +96,14 @@ func (e *Engine) compareAndSwapLocked(s *shardT, h uint64, key, old, value strin
 // as Redis 8.4 SET key value IFEQ value PX ttl without the write), and
 // reports whether it did. An absent or expired key, or one holding an
 // Object, returns false. It returns ErrInvalidTTL, changing nothing, if ttl <= 0 or the deadline overflows. It
-// reports KindExpire when it sets the TTL. It is safe for concurrent use.
+// reports KindExpire when it sets the TTL. A memory bound never refuses it
+// (see "Memory bound"). It is safe for concurrent use.
 func (e *Engine) CompareAndPExpire(key, value string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		return false, ErrInvalidTTL
+	}
+	if e.full() {
+		e.evictFirst()
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)

@@ -222,22 +222,23 @@
 // sorted sets. Such a key is stored as every key is, in an entry with its
 // deadline, so expiry (lazy and active), Watch, the change feed, Del,
 // Flush, Len, Range and Scan treat every type alike. The entry's value is
-// then a marker, a private string no caller can hold (it is told from
-// every caller's string by its length and then its data pointer), and the
-// Object sits in a map of its shard keyed by the entry's key. Costs: no
-// byte per string key (the entry stays 40 bytes; a shard without objects
-// holds a nil map), one length compare on the reads and deletes that
-// could meet a marker; per object, one map entry (about 40 bytes) besides
-// the entry and whatever the Object holds. A memory bound (see "Memory
-// bound") counts such a key as a key whose value is the marker: the
-// Object's contents are not counted. Objects are reached only inside
-// Update (Tx.Object, Tx.SetObject, Tx.Type), where the caller reads and
-// changes them and names each change with Notify; anything that overwrites
-// or removes the key drops its Object. The string operations never return
-// the marker: on a key holding an Object, those that return an error
-// return ErrWrongType (IncrBy, SetWith with IfEqual or IfNotEqual), and the
-// others behave as documented on each (Get finds no string, Set replaces
-// the Object, the compare-and-... operations never match it).
+// then a marker, a private string no caller can hold (it is told from every
+// caller's string by its length and then its data pointer), and the Object
+// sits in a map of its shard keyed by the entry's key. Costs: no byte per
+// string key (the entry stays 40 bytes; a shard without objects holds a nil
+// map), one length compare on the reads and deletes that could meet a
+// marker; per object, one map entry (about 48 bytes: the key, the Object
+// and the bytes it was charged) besides the entry and whatever the Object
+// holds. A memory bound (see "Memory bound") counts such a key as a key
+// whose value is the marker, plus the Object's own estimate of its bytes if
+// it gives one (Sizer). Objects are reached only inside Update (Tx.Object,
+// Tx.SetObject, Tx.Type), where the caller reads and changes them and names
+// each change with Notify; anything that overwrites or removes the key
+// drops its Object. The string operations never return the marker: on a key
+// holding an Object, those that return an error return ErrWrongType
+// (IncrBy, SetWith with IfEqual or IfNotEqual), and the others behave as
+// documented on each (Get finds no string, Set replaces the Object, the
+// compare-and-... operations never match it).
 //
 // # Watch
 //
@@ -257,9 +258,20 @@
 // (8) and the arrays' slack, plus 16 bytes for a deadline's link in the
 // timer wheel: about what the key costs the Go heap, when the strings are
 // the engine's alone (it keeps the caller's strings, never copying them,
-// so a value that shares a larger buffer holds all of it). Memory a shard
+// so a value that shares a larger buffer holds all of it). A key holding
+// an Object counts as one whose value is the 24-byte marker, plus, if the
+// Object is a Sizer, its Size: read when it is stored (SetObject) and
+// again at each Notify of its key, which is how a server reports each
+// change of a value it keeps, and kept beside the object so that the same
+// bytes are given back when the key is overwritten, deleted, expires or is
+// evicted. Redis counts a hash's or a list's memory in used_memory, and so
+// a bound that did not would let one growing value take the process past
+// it; an estimate is charged rather than a measure because measuring a
+// value of n elements costs O(n) on every write (package resp's types
+// estimate from eight sampled elements, in O(1)). A change made without
+// Notify is counted at the key's next Notify. Memory a shard
 // needs whatever it holds (its first index and entries, about 3 KB) is not
-// counted. MemoryStats reports the count.
+// counted. MemoryStats reports the count, and that memory as Overhead.
 //
 // As Redis admits a command, the engine admits a write before it runs: a
 // call that may add memory (Set, SetPX, SetNX, SetNXPX, SetNXPXFenced,
@@ -271,8 +283,13 @@
 // nothing. So the engine never holds more than the bound by more than the
 // last admitted write (with several writers at once, one write each; an
 // Update section counts as one write). Reads and deletes are never
-// refused. Over 64 KiB a shard, each shard adds its changes to the
-// engine's total only once they reach 1/256 of its share, and the engine
+// refused. Nor are the deadline setters (PExpire, PExpireCond, PExpireAt,
+// PExpireAtCond, CompareAndPExpire), as Redis runs EXPIRE whatever the
+// memory, though setting a deadline adds its link (16 bytes): they evict
+// first as a write does, so with an evicting policy the bound holds as
+// above, and under NoEviction each may add its 16 bytes past the bound
+// (Persist gives them back). Over 64 KiB a shard, each shard adds its changes to the
+// budget's total only once they reach 1/256 of its share, and the engine
 // evicts down to the bound less what the shards may be holding back (at
 // most 1/256 of the bound), so a write costs no atomic operation.
 //
@@ -286,21 +303,43 @@
 // count a lock-free read already loads, so reads pay no clock; keys read
 // between the same two writes of their shard tie. An expired key met while
 // sampling is reclaimed first, with no eviction. Only a bounded engine
-// with an LRU or LFU policy makes reads write: the key's stamp (once per
-// write of its shard, for a hot key) and its counter.
+// makes reads write: the key's stamp (once per write of its shard, for a
+// hot key), and under an LFU policy its counter; it stamps under every
+// policy, so that a policy set later finds the keys' recency.
 //
 // Eviction never takes the lock bookkeeping (keys under ReservedPrefix)
 // nor a held lock: a key written by SetNXPXFenced (how package
 // lockapi/inproc takes every lock) is marked a lock until it is deleted,
 // expires or is overwritten by another write (a refresh by
-// CompareAndPExpire keeps the mark). The volatile policies also pass over
-// keys without a TTL. A sample of keys it may not evict is followed by a
-// look at every key of the shard, and a write fails with ErrOOM only if
-// no shard holds a key the policy may evict. An eviction is a change of
+// CompareAndPExpire keeps the mark); Tx.Held reports the mark and Tx.Hold
+// sets it, for a server that moves a lock from one engine to another. The volatile policies also pass over
+// keys without a TTL. A sample counts only keys the policy may evict:
+// from a random slot on, the shard's keys are looked at until Samples such
+// keys are found (so a volatile policy compares Samples keys with a TTL,
+// as Redis samples its expires dict, at a cost that grows as such keys get
+// rarer; a shard with no deadline is passed over at once), and a write
+// fails with ErrOOM only if no shard holds a key the policy may evict. An eviction is a change of
 // the key: its watchers fire (Watch), as for a delete.
 //
-// Without a bound the engine keeps no count and no metadata, and its
-// operations pay one nil check for all of this.
+// The bound, with its count, policy and samples, is a Budget, which
+// several engines may share (Options.Budget), as Redis's maxmemory bounds
+// all of a server's databases together: their keys count against one
+// bound, and a write to any of them that finds it over evicts from any of
+// them, from a shard of an engine drawn in proportion to what each holds.
+// An engine given Options.MaxMemory has a budget of its own. The bound,
+// the policy and the samples may change at run time (SetMax, SetPolicy,
+// SetSamples, as CONFIG SET does): a lower bound is kept from the next
+// admitted write on. A server admits each command itself, as Redis's
+// processCommand does: it calls Budget.Evict before the command, refuses
+// it if that fails, and runs it in UpdateAdmitted sections, which are never
+// refused; Budget.Charge counts the memory it holds besides the keys (each
+// database's Overhead), so that, as in Redis, a bound below it is exceeded
+// before any key is written.
+//
+// Without a bound (no budget) the engine keeps no count and no metadata,
+// and its operations pay one nil check for all of this; a budget with no
+// bound yet (NewBudget with 0) keeps the count, so that a bound set later
+// applies.
 //
 // # Get-or-load
 //

@@ -18,9 +18,14 @@ import (
 type Engine struct {
 	m *shard.Map[shardState]
 
-	// mem is the memory bound's state, nil without one (Options.MaxMemory
-	// 0), so an unbounded engine's writes pay one nil check for it.
-	mem *memory
+	// mem is the memory budget the engine counts its keys against (its own
+	// for Options.MaxMemory, or Options.Budget, shared), nil without one,
+	// so an unbounded engine's writes pay one nil check for it. held is
+	// what the engine's shards have added to mem's total, by which
+	// eviction draws the engine to evict from; evicted counts the keys
+	// evicted from this engine. Both kept only with mem.
+	mem           *Budget
+	held, evicted atomic.Int64
 
 	// tm is the engine's time line; user is true when the clock was
 	// injected, so that operations read it before taking a shard lock
@@ -66,10 +71,14 @@ type Engine struct {
 
 // New returns an engine with its reaper started. Call Close to stop the
 // reaper. The zero Options select the defaults. New panics if
-// Options.Policy is not one of the Policy constants.
+// Options.Policy is not one of the Policy constants, or if Options.Budget
+// is given with MaxMemory, Policy or Samples.
 func New(opts Options) *Engine {
 	if opts.Policy > VolatileRandom {
 		panic(fmt.Sprintf("engine: New with an unknown policy %d", opts.Policy))
+	}
+	if opts.Budget != nil && (opts.MaxMemory != 0 || opts.Policy != 0 || opts.Samples != 0) {
+		panic("engine: New with both a Budget and MaxMemory, Policy or Samples (the budget has its own)")
 	}
 	e := &Engine{
 		m:    shard.New[shardState](opts.Shards),
@@ -81,13 +90,17 @@ func New(opts Options) *Engine {
 	}
 	e.user = !e.tm.Real()
 	e.start = e.tm.Monotonic(e.tm.Nano())
-	if e.mem = newMemory(opts.MaxMemory, opts.Policy, opts.Samples, e.m.Shards()); e.mem != nil {
+	if e.mem = opts.Budget; e.mem == nil && opts.MaxMemory > 0 {
+		e.mem = NewBudget(opts.MaxMemory, opts.Policy, opts.Samples)
+	}
+	if e.mem != nil {
 		for i := range e.m.Shards() {
 			s := e.m.ShardAt(i)
 			s.Lock()
 			s.EnableMetaLocked()
 			s.Unlock()
 		}
+		e.mem.join(e)
 	}
 	e.nextWake.Store(math.MaxInt64)
 	go e.reaper()

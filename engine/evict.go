@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
+	"unsafe"
 
 	"github.com/nxkv/nxkv/shard"
 )
@@ -100,23 +100,6 @@ func entryCost(key, value string, exp int64) int64 {
 	return c
 }
 
-// memory is the state of a bounded engine (nil when Options.MaxMemory is 0).
-type memory struct {
-	max     int64  // Options.MaxMemory
-	policy  Policy // Options.Policy
-	samples int    // keys compared per eviction
-	// quantum is how far a shard's count may drift from total before it
-	// adds its change: max/(shards*256), or 0 (total is exact) for bounds
-	// under 64 KiB a shard. limit is max less what the shards may hold
-	// back (shards*quantum), so that total <= limit means the engine holds
-	// at most max.
-	quantum, limit int64
-	lfu            bool // the policy counts uses (LFU)
-	// total is the bytes the shards hold, less what they hold back.
-	total   atomic.Int64
-	evicted atomic.Int64 // keys evicted
-}
-
 // Redis's LFU: a logarithmic counter that starts at lfuInit, grows by one
 // with probability 1/((c-lfuInit)*lfuLogFactor+1), and decays by one per
 // lfuDecay writes of its shard (Redis: per minute).
@@ -126,31 +109,15 @@ const (
 	lfuDecay     = 1 << 12
 )
 
-// newMemory returns the state of an engine bounded to max bytes, or nil
-// if max is 0.
-func newMemory(max int64, policy Policy, samples, shards int) *memory {
-	if max <= 0 {
-		return nil
-	}
-	if samples <= 0 {
-		samples = DefaultSamples
-	}
-	m := &memory{max: max, policy: policy, samples: samples, lfu: policy.lfu()}
-	if per := max / int64(shards); per >= 1<<16 {
-		m.quantum = per / 256
-	}
-	m.limit = max - int64(shards)*m.quantum
-	return m
-}
-
-// accountLocked adds delta bytes to s's count, and to the engine's total
-// once the shard's pending change reaches the quantum.
+// accountLocked adds delta bytes to s's count, and to the budget's total
+// once the shard's pending change passes the quantum.
 func (e *Engine) accountLocked(s *shardT, delta int64) {
 	st := &s.Aux
 	st.used += delta
 	st.pending += delta
-	if q := e.mem.quantum; st.pending > q || st.pending < -q {
+	if q := e.mem.quantum.Load(); st.pending > q || st.pending < -q {
 		e.mem.total.Add(st.pending)
+		e.held.Add(st.pending)
 		st.pending = 0
 	}
 }
@@ -160,7 +127,7 @@ func (e *Engine) accountLocked(s *shardT, delta int64) {
 // holds the lock; e.mem is set.
 func (e *Engine) useLocked(s *shardT, hd shard.Handle) {
 	md, now := s.MetaLocked(hd), s.ClockLocked()
-	if e.mem.lfu {
+	if e.mem.lfu.Load() {
 		e.use(md, now)
 	} else if md.Stamp != now {
 		md.Stamp = now
@@ -176,7 +143,7 @@ func (e *Engine) use(m *shard.Meta, now uint32) {
 	if m == nil {
 		return
 	}
-	if e.mem.lfu {
+	if e.mem.lfu.Load() {
 		f := decayed(m, now)
 		if f < 255 && (f < lfuInit || rand.Uint32N(uint32(f-lfuInit)*lfuLogFactor+1) == 0) {
 			f++
@@ -204,71 +171,70 @@ func decayed(m *shard.Meta, now uint32) uint8 {
 
 // touch records a lock-free reader's use of entry hd, found at version v.
 func (e *Engine) touch(s *shardT, v uint64, hd shard.Handle) {
-	if e.mem.lfu {
+	if e.mem.lfu.Load() {
 		e.use(s.MetaAt(v, hd), shard.Clock(v))
 	} else {
 		s.Stamp(v, hd)
 	}
 }
 
-// full reports whether the engine is bounded and over its bound: then a
-// write must be admitted (admit) first.
+// full reports whether the engine is bounded and its budget over its
+// bound: then a write must be admitted (admit) first.
 func (e *Engine) full() bool {
 	m := e.mem
-	return m != nil && m.total.Load() > m.limit
+	return m != nil && m.over()
 }
 
-// admit lets a write in: while the engine holds more than its bound, it
-// evicts keys by the policy, or returns ErrOOM if it cannot (NoEviction,
-// or nothing left that the policy may evict). It takes shard locks one at
-// a time, so the caller must hold none. e.mem is set.
-func (e *Engine) admit() error {
-	m := e.mem
-	if m.policy == NoEviction && m.total.Load() > m.limit {
-		return ErrOOM
-	}
-	n := e.m.Shards()
-	start := rand.IntN(n)
-	for fruitless := 0; m.total.Load() > m.limit; {
-		s := e.m.ShardAt((start + fruitless) % n)
-		if e.evictFrom(s) {
-			fruitless = 0
-			start = rand.IntN(n)
-			continue
-		}
-		if fruitless++; fruitless == n {
-			return ErrOOM // no shard holds a key the policy may evict
-		}
-	}
-	return nil
-}
+// admit lets a write in (see Budget.admit); e.mem is set.
+func (e *Engine) admit() error { return e.mem.admit() }
+
+// evictFirst evicts by the policy before an operation that a memory bound
+// never refuses but that may add a few bytes (a deadline's link), as Redis
+// evicts before every command, EXPIRE included; under NoEviction, or with
+// nothing the policy may evict, the operation runs over the bound. e.mem
+// is set.
+func (e *Engine) evictFirst() { _ = e.mem.admit() }
 
 // evictFrom evicts one key of s chosen by the policy among a sample (or
 // deletes an expired one it meets), and reports whether it freed anything.
+//
+// The sample is the first Samples keys the policy may evict, met from a
+// random slot on: keys it may not evict (locks, reserved keys, and under a
+// volatile policy keys without a TTL) are passed over, so the policy
+// compares as many keys as Redis's does, which samples a volatile policy's
+// keys among those with a TTL alone; a shard is passed over only if it
+// holds none. Under a volatile policy a shard with no deadline scheduled
+// is passed over at once, and one with few costs about Samples times its
+// keys over its keys with a TTL.
 func (e *Engine) evictFrom(s *shardT) bool {
 	var c opState
 	e.begin(&c)
 	s.Lock()
 	defer s.Unlock()
-	m := e.mem
-	now := s.ClockLocked()
+	policy, now := e.mem.Policy(), s.ClockLocked()
+	if policy.volatile() && (s.Aux.wheel == nil || s.Aux.wheel.Len() == 0) {
+		return false // no key with a TTL (an expired one the wheel fired is the reaper's)
+	}
 	var (
 		victim     shard.Handle
 		victimPos  = -1
 		best       uint64
 		expiredKey string
+		eligible   int
+		samples    = int(e.mem.samples.Load())
 	)
 	pick := func(hd shard.Handle, pos int, ent *shard.Entry, md *shard.Meta) bool {
 		if ent.Exp != noDeadline && ent.Exp < e.at(&c) {
 			expiredKey = ent.Key // free to reclaim: no eviction needed
 			return false
 		}
-		if (md != nil && md.Pinned) || Reserved(ent.Key) || (m.policy.volatile() && ent.Exp == noDeadline) {
+		if (md != nil && md.Pinned) || Reserved(ent.Key) || (policy.volatile() && ent.Exp == noDeadline) {
 			return true
 		}
+		eligible++
 		// score: the larger, the better a victim.
 		var score uint64
-		switch m.policy {
+		switch policy {
 		case AllKeysLRU, VolatileLRU:
 			score = uint64(now - md.Stamp)
 		case AllKeysLFU, VolatileLFU:
@@ -282,16 +248,9 @@ func (e *Engine) evictFrom(s *shardT) bool {
 		if victimPos < 0 || score > best {
 			victim, victimPos, best = hd, pos, score
 		}
-		return true
+		return eligible < samples
 	}
-	// A sample of keys the policy may not evict (locks, reserved keys, or
-	// keys without a TTL under a volatile policy) is followed by a look at
-	// every key, so a shard is passed over only if it holds none.
-	for _, n := range [2]int{m.samples, s.LenLocked()} {
-		if s.SampleLocked(rand.Uint64(), n, pick); victimPos >= 0 || expiredKey != "" || n >= s.LenLocked() {
-			break
-		}
-	}
+	s.SampleLocked(rand.Uint64(), s.LenLocked(), pick)
 	if expiredKey != "" {
 		var p shard.Probe
 		e.liveLocked(s, e.m.Hash(expiredKey), expiredKey, &p, false, &c)
@@ -311,15 +270,17 @@ func (e *Engine) evictFrom(s *shardT) bool {
 // caller holds s's lock.
 func (e *Engine) evictLocked(s *shardT, hd shard.Handle, pos int32) {
 	e.removeLocked(s, hd, pos, KindEvicted, nil)
+	e.evicted.Add(1)
 	e.mem.evicted.Add(1)
 	e.flushPendingLocked(s)
 }
 
-// flushPendingLocked adds s's pending change to the engine's total, so an
+// flushPendingLocked adds s's pending change to the budget's total, so an
 // eviction shows at once.
 func (e *Engine) flushPendingLocked(s *shardT) {
 	if p := s.Aux.pending; p != 0 {
 		e.mem.total.Add(p)
+		e.held.Add(p)
 		s.Aux.pending = 0
 	}
 }
@@ -333,28 +294,46 @@ func (e *Engine) pinLocked(s *shardT, h uint64, key string) {
 	}
 }
 
-// MemoryStats is what MemoryStats reports.
+// MemoryStats is what MemoryStats and Budget.Stats report.
 type MemoryStats struct {
-	// Used is the bytes the engine holds, as it counts them (see "Memory
-	// bound" in the package doc).
+	// Used is the bytes held, as the engine counts them (see "Memory
+	// bound" in the package doc): an engine's keys, or a budget's members'
+	// keys plus Charged.
 	Used int64
-	// Max is Options.MaxMemory (0: no bound).
+	// Max is the bound (0: none): Options.MaxMemory, or the budget's.
 	Max int64
-	// Policy is Options.Policy.
+	// Policy is the policy at the bound.
 	Policy Policy
-	// Evicted is the number of keys evicted since New.
+	// Samples is how many keys eviction compares per choice.
+	Samples int
+	// Evicted is the number of keys evicted: from the engine, or from
+	// every member of the budget.
 	Evicted int64
+	// Charged is what Budget.Charge added to a budget's Used (0 for an
+	// engine's own stats).
+	Charged int64
+	// Overhead is the memory the engine's shards hold whatever they store,
+	// their first index and entry arrays (about 3 KB a shard), which Used
+	// leaves out; for a budget, its members' together.
+	Overhead int64
 }
 
-// MemoryStats reports the engine's memory as it counts it. With a bound
-// the count is kept as keys change, and this sums the shards; without one
-// it is not kept, and this counts every key (in time proportional to their
-// number). It locks each shard in turn, so it is safe for concurrent use
-// but not an atomic snapshot.
+// shardOverhead is what a shard holds whatever it stores, with (bounded)
+// and without eviction metadata.
+func shardOverhead(bounded bool) int64 {
+	return int64(unsafe.Sizeof(shardT{})) + shard.EmptyBytes(bounded)
+}
+
+// MemoryStats reports the engine's memory as it counts it, and its
+// budget's settings. With a bound (a budget) the count is kept as keys
+// change, and this sums the shards; without one it is not kept, and this
+// counts every key (in time proportional to their number). It locks each
+// shard in turn, so it is safe for concurrent use but not an atomic
+// snapshot, and must not be called inside an Update section.
 func (e *Engine) MemoryStats() MemoryStats {
-	var st MemoryStats
+	st := MemoryStats{Overhead: int64(e.m.Shards()) * shardOverhead(e.mem != nil)}
 	if m := e.mem; m != nil {
-		st.Max, st.Policy, st.Evicted = m.max, m.policy, m.evicted.Load()
+		st.Max, st.Policy, st.Samples, st.Evicted = m.max.Load(), m.Policy(), int(m.samples.Load()), e.evicted.Load()
 	}
 	for i := range e.m.Shards() {
 		s := e.m.ShardAt(i)
@@ -371,3 +350,8 @@ func (e *Engine) MemoryStats() MemoryStats {
 	}
 	return st
 }
+
+// Budget returns the engine's budget: Options.Budget, or the one it made
+// for Options.MaxMemory; nil for an engine without a bound, whose writes
+// count nothing.
+func (e *Engine) Budget() *Budget { return e.mem }

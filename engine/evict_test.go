@@ -301,3 +301,82 @@ func gone(e *engine.Engine, keys []string) []string {
 	}
 	return out
 }
+
+// TestHold: Held reports a lock's mark and Hold sets it, so a key marked
+// by Hold survives eviction as a lock SetNXPXFenced wrote does; an
+// overwrite clears it. Without a bound nothing is marked.
+func TestHold(t *testing.T) {
+	e, _ := newBounded(t, engine.Options{MaxMemory: 16 << 10, Policy: engine.AllKeysLRU})
+	held := func(key string) (h bool) {
+		e.Update([]string{key}, func(tx *engine.Tx) { h = tx.Held(key) })
+		return h
+	}
+	hold := func(key string) (ok bool) {
+		e.UpdateAdmitted([]string{key}, func(tx *engine.Tx) { ok = tx.Hold(key) })
+		return ok
+	}
+	if _, ok, err := e.SetNXPXFenced("lock", "t", time.Hour); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	noErr(t, e.Set("moved", "t"))
+	if !held("lock") || held("moved") || held("absent") {
+		t.Fatalf("Held: lock %v, moved %v, absent %v; want true, false, false", held("lock"), held("moved"), held("absent"))
+	}
+	if !hold("moved") || hold("absent") || !held("moved") || e.Exists("absent") {
+		t.Fatal("Hold did not mark an existing key, or marked an absent one")
+	}
+	for i := range 2000 {
+		noErr(t, e.Set("cache"+strconv.Itoa(i), "0123456789012345678901234567890123456789"))
+	}
+	if !e.Exists("lock") || !e.Exists("moved") || e.MemoryStats().Evicted == 0 {
+		t.Fatalf("under eviction: lock %v, held key %v, evicted %d", e.Exists("lock"), e.Exists("moved"), e.MemoryStats().Evicted)
+	}
+	noErr(t, e.Set("moved", "plain"))
+	if held("moved") {
+		t.Fatal("an overwritten key is still held")
+	}
+	u, _ := newBounded(t, engine.Options{})
+	noErr(t, u.Set("k", "v"))
+	u.Update([]string{"k"}, func(tx *engine.Tx) {
+		if !tx.Hold("k") || tx.Held("k") {
+			t.Fatal("without a bound: Hold must report the key and Held nothing")
+		}
+	})
+}
+
+// TestDeadlineSettersEvict: setting a deadline adds its link (16 bytes);
+// at the bound, PExpire, PExpireAt and CompareAndPExpire evict first as a
+// write does, so the count stays within one key and one link of the bound (it
+// grew 16 bytes a call, without bound); under NoEviction they are never
+// refused, as Redis runs EXPIRE whatever the memory.
+func TestDeadlineSettersEvict(t *testing.T) {
+	for _, policy := range []engine.Policy{engine.AllKeysLRU, engine.NoEviction} {
+		e, _ := newBounded(t, engine.Options{MaxMemory: 64 << 10, Policy: policy})
+		n := 0
+		for ; ; n++ {
+			if err := e.Set("k"+strconv.Itoa(n), "v"); err != nil || e.MemoryStats().Evicted > 0 {
+				break
+			}
+		}
+		for i := range n {
+			k := "k" + strconv.Itoa(i)
+			var err error
+			switch i % 3 {
+			case 0:
+				_, err = e.PExpire(k, time.Hour)
+			case 1:
+				_, err = e.PExpireAt(k, epoch.Add(time.Hour))
+			default:
+				_, err = e.CompareAndPExpire(k, "v", time.Hour)
+			}
+			noErr(t, err)
+			if st := e.MemoryStats(); policy != engine.NoEviction && st.Used > st.Max+80+16 {
+				t.Fatalf("%v: after %d deadlines set at the bound: Used %d, bound %d", policy, i+1, st.Used, st.Max)
+			}
+		}
+		if st := e.MemoryStats(); policy == engine.NoEviction && st.Evicted != 0 {
+			t.Fatalf("noeviction evicted %d keys", st.Evicted)
+		}
+		verify(t, e)
+	}
+}

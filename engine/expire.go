@@ -30,6 +30,9 @@ func (e *Engine) PExpireCond(key string, ttl time.Duration, cond ExpireCond) (bo
 	if cond > ExpireLT {
 		return false, ErrSyntax
 	}
+	if e.full() {
+		e.evictFirst()
+	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)
 	var c opState
@@ -69,6 +72,9 @@ func (e *Engine) PExpireAtCond(key string, at time.Time, cond ExpireCond) (bool,
 	exp, ok := unixNano(at)
 	if !ok {
 		return false, ErrInvalidTTL
+	}
+	if e.full() {
+		e.evictFirst()
 	}
 	h := e.m.Hash(key)
 	s, _ := e.m.Shard(h)

@@ -234,9 +234,13 @@ func (e *Engine) observedLocked(s *shardT, key string, kind Kind, c *opState) {
 // change of a value the engine does not store. Every change a quiet
 // section makes must be named, or listeners miss it. key must be one the
 // section holds (Notify panics otherwise, as every Tx method does); it
-// need not exist.
+// need not exist. Under a memory bound, Notify of a key holding a Sizer
+// charges the change of its Size (see "Memory bound").
 func (tx *Tx) Notify(key string, kind Kind) {
 	s, _ := tx.shard(key)
+	if tx.e.mem != nil && s.Aux.objects != nil {
+		tx.e.chargeObjectLocked(s, key)
+	}
 	c := opState{tag: tx.c.tag} // never quiet
 	tx.e.eventLocked(s, key, kind, &c)
 }

@@ -22,7 +22,9 @@ import (
 // never leaves the engine: every string operation checks for it.
 //
 // A memory bound (Options.MaxMemory) counts such a key as a key whose
-// value is the marker: the Object's own contents are not counted.
+// value is the marker, plus, for an Object that is a Sizer, the estimate
+// it gave when last stored or changed (SetObject, Notify), kept beside it
+// so that the same bytes are given back when the key goes.
 //
 // Invariant, under the shard lock: a stored entry's value is the marker
 // iff its shard's objects map holds an object for its key. Whatever
@@ -64,9 +66,31 @@ func isObject(v string) bool {
 	return len(v) == len(markerBytes) && unsafe.StringData(v) == &markerBytes[0]
 }
 
+// Sizer is an Object that estimates the bytes it holds besides its key's
+// entry, for a memory bound (see "Memory bound" in the package doc). Size
+// is called inside the section that stores or changes the object
+// (SetObject, and Notify of its key), and only on an engine with a bound;
+// it must be cheap, as it runs on each write of the key: an estimate from
+// a few sampled elements, as Redis's MEMORY USAGE makes one, is enough.
+type Sizer interface {
+	Object
+	Size() int64
+}
+
+// objSlot is a shard's record of an Object.
+type objSlot struct {
+	obj Object
+	// bytes is what the memory bound was charged for obj (its Size when
+	// last stored or changed); 0 without a bound or a Sizer.
+	bytes int64
+}
+
 // dropObjectLocked forgets the object of key, whose entry held the marker
-// and is being overwritten or removed.
-func dropObjectLocked(s *shardT, key string) {
+// and is being overwritten or removed, and gives back what it was charged.
+func (e *Engine) dropObjectLocked(s *shardT, key string) {
+	if b := s.Aux.objects[key].bytes; b != 0 {
+		e.accountLocked(s, -b)
+	}
 	delete(s.Aux.objects, key)
 	if len(s.Aux.objects) == 0 {
 		s.Aux.objects = nil // a map never shrinks: release it with its last object
@@ -101,7 +125,7 @@ func (e *Engine) typeLocked(s *shardT, h uint64, key string, p *shard.Probe, kno
 	case !e.liveLocked(s, h, key, p, known, c):
 		return TypeNone
 	case isObject(p.Value):
-		return s.Aux.objects[key].Type()
+		return s.Aux.objects[key].obj.Type()
 	}
 	return TypeString
 }
@@ -126,7 +150,7 @@ func (tx *Tx) Object(key string) (obj Object, found bool) {
 		return nil, false
 	}
 	if isObject(p.Value) {
-		return s.Aux.objects[key], true
+		return s.Aux.objects[key].obj, true
 	}
 	return nil, true
 }
@@ -154,8 +178,29 @@ func (tx *Tx) SetObject(key string, obj Object, kind Kind) {
 		tx.e.insertLocked(s, h, key, marker, noDeadline, p.Pos, c)
 	}
 	if s.Aux.objects == nil {
-		s.Aux.objects = make(map[string]Object)
+		s.Aux.objects = make(map[string]objSlot)
 	}
-	s.Aux.objects[key] = obj
+	s.Aux.objects[key] = objSlot{obj: obj}
+	if tx.e.mem != nil {
+		tx.e.chargeObjectLocked(s, key)
+	}
 	tx.e.eventLocked(s, key, kind, c)
+}
+
+// chargeObjectLocked charges the memory bound the change of the Size of
+// key's Object, if key holds a Sizer. e.mem is set.
+func (e *Engine) chargeObjectLocked(s *shardT, key string) {
+	sl, ok := s.Aux.objects[key]
+	if !ok {
+		return
+	}
+	z, ok := sl.obj.(Sizer)
+	if !ok {
+		return
+	}
+	if b := max(z.Size(), 0); b != sl.bytes {
+		e.accountLocked(s, b-sl.bytes)
+		sl.bytes = b
+		s.Aux.objects[key] = sl
+	}
 }

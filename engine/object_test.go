@@ -269,3 +269,73 @@ func TestVerifyCatchesLostObject(t *testing.T) {
 		t.Fatal("Verify passed with an object lost")
 	}
 }
+
+// sizedBox is a box that estimates its bytes (engine.Sizer): 100 an item.
+type sizedBox struct{ box }
+
+func (b *sizedBox) Size() int64 { return 100 * int64(len(b.items)) }
+
+// TestObjectSizeCharged: under a bound, a key holding a Sizer counts its
+// entry, its marker (24 bytes) and the Size it gave when stored and at each
+// Notify; the charge is given back when the key is deleted, overwritten or
+// evicted, and Verify agrees at every step. A growing object takes the
+// engine to its bound: a write is then refused (NoEviction) or the object
+// evicted (allkeys-lru).
+func TestObjectSizeCharged(t *testing.T) {
+	e, _ := newBounded(t, engine.Options{MaxMemory: 1 << 20, Policy: engine.NoEviction})
+	used := func() int64 { t.Helper(); verify(t, e); return e.MemoryStats().Used }
+	entry := cost("h", engine.Marker(), false)
+	b := &sizedBox{box{typ: "hash", items: []string{"a", "b"}}}
+	e.Update([]string{"h"}, func(tx *engine.Tx) { tx.SetObject("h", b, "hset") })
+	if got, want := used(), entry+200; got != want {
+		t.Fatalf("Used after SetObject = %d, want %d", got, want)
+	}
+	e.Update([]string{"h"}, func(tx *engine.Tx) {
+		b.items = append(b.items, "c", "d", "e")
+		tx.Notify("h", "hset")
+	})
+	if got, want := used(), entry+500; got != want {
+		t.Fatalf("Used after a change = %d, want %d", got, want)
+	}
+	noErr(t, e.Set("h", "v")) // overwrite: the charge goes with the object
+	if got, want := used(), cost("h", "v", false); got != want {
+		t.Fatalf("Used after overwrite = %d, want %d", got, want)
+	}
+	e.Update([]string{"h"}, func(tx *engine.Tx) { tx.SetObject("h", b, "hset") })
+	e.Del("h")
+	if got := used(); got != 0 {
+		t.Fatalf("Used after Del = %d, want 0", got)
+	}
+
+	// Grow an object past a bound of 64 KiB, 100 items (10,000 bytes) a
+	// section.
+	for _, policy := range []engine.Policy{engine.NoEviction, engine.AllKeysLRU} {
+		e, _ := newBounded(t, engine.Options{MaxMemory: 64 << 10, Policy: policy})
+		g := &sizedBox{box{typ: "list"}}
+		e.Update([]string{"g"}, func(tx *engine.Tx) { tx.SetObject("g", g, "rpush") })
+		for range 7 {
+			e.Update([]string{"g"}, func(tx *engine.Tx) {
+				for range 100 {
+					g.items = append(g.items, "x")
+				}
+				tx.Notify("g", "rpush")
+			})
+		}
+		err := e.Set("s", "v")
+		switch policy {
+		case engine.NoEviction:
+			if !errors.Is(err, engine.ErrOOM) {
+				t.Fatalf("noeviction: Set past the bound = %v, want ErrOOM", err)
+			}
+		default:
+			noErr(t, err)
+			if e.Type("g") != engine.TypeNone {
+				t.Fatal("allkeys-lru: the object past the bound was not evicted")
+			}
+			if st := e.MemoryStats(); st.Used > st.Max {
+				t.Fatalf("allkeys-lru: Used %d over the bound %d after eviction", st.Used, st.Max)
+			}
+		}
+		verify(t, e)
+	}
+}

@@ -60,7 +60,7 @@ type shardState struct {
 	// objects holds the Objects of the shard's keys whose value is the
 	// marker, keyed by the entry's key (object.go); nil while the shard
 	// holds none, so a shard of strings costs nothing for it.
-	objects map[string]Object
+	objects map[string]objSlot
 }
 
 type shardT = shard.Shard[shardState]
@@ -181,7 +181,7 @@ func (e *Engine) removeLocked(s *shardT, hd shard.Handle, pos int32, kind Kind, 
 		e.accountLocked(s, -entryCost(key, ent.Value, ent.Exp))
 	}
 	if isObject(ent.Value) {
-		dropObjectLocked(s, key)
+		e.dropObjectLocked(s, key)
 	}
 	if rebuilt = s.DeleteLocked(hd, int(pos)); rebuilt {
 		e.rewheelLocked(s)
@@ -244,7 +244,7 @@ func (e *Engine) updateLocked(s *shardT, p *shard.Probe, value string, exp int64
 		s.MetaLocked(p.Hd).Pinned = false // a lock overwritten is a lock no more
 	}
 	if isObject(ent.Value) {
-		dropObjectLocked(s, ent.Key)
+		e.dropObjectLocked(s, ent.Key)
 	}
 	ent.Value = value
 	e.retimeLocked(s, p, exp)

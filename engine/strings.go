@@ -98,7 +98,7 @@ func (e *Engine) Set(key, value string) error {
 func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) (old string, exp int64, found bool) {
 	hd, old, exp, pos, found := s.SwapValueLocked(h, key, value)
 	if found && isObject(old) {
-		dropObjectLocked(s, key)
+		e.dropObjectLocked(s, key)
 	}
 	if !found {
 		e.insertLocked(s, h, key, value, noDeadline, pos, c)
@@ -106,17 +106,21 @@ func (e *Engine) swapLocked(s *shardT, h uint64, key, value string, c *opState) 
 		return "", noDeadline, false
 	}
 	if m := e.mem; m != nil {
-		// Inline, not a call: Set is the commonest write.
-		d := strCost(value) - strCost(old)
-		if exp != noDeadline {
-			d -= ttlCost
+		// Inline, not a call: Set is the commonest write. An overwrite of
+		// a value of the same length without a deadline, the commonest,
+		// changes no count.
+		if len(value) != len(old) || exp != noDeadline {
+			d := strCost(value) - strCost(old)
+			if exp != noDeadline {
+				d -= ttlCost
+			}
+			if d != 0 {
+				e.accountLocked(s, d)
+			}
 		}
-		if d != 0 {
-			e.accountLocked(s, d)
-		}
-		md := s.MetaLocked(hd)
-		md.Pinned = false
-		if m.lfu {
+		md := s.KeptMetaLocked(hd)
+		md.Pinned = false // a lock overwritten is a lock no more
+		if m.lfu.Load() {
 			e.use(md, s.ClockLocked())
 		} else {
 			md.Stamp = s.ClockLocked()
@@ -185,7 +189,7 @@ func (e *Engine) setPXLocked(s *shardT, h uint64, key, value string, ttl time.Du
 // concurrent use; finding the key held takes no lock.
 func (e *Engine) SetNX(key, value string) (bool, error) {
 	m := e.mem // read once: this path is a failed lock attempt's
-	if m != nil && m.total.Load() > m.limit {
+	if m != nil && m.over() {
 		if err := e.admit(); err != nil {
 			return false, err
 		}

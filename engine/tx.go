@@ -31,10 +31,23 @@ import (
 // its bound and cannot evict, every write of the section that may add
 // memory fails with ErrOOM, while its reads and deletes work.
 func (e *Engine) Update(keys []string, fn func(tx *Tx)) {
+	e.update(keys, fn, true)
+}
+
+// UpdateAdmitted is Update for a caller that admits its work itself, as a
+// server admits each command before running it (Budget.Evict): the section
+// is not admitted, so none of its writes fails with ErrOOM, and they may
+// take the engine past its bound, which the next admission evicts back to.
+// Without a bound it is Update.
+func (e *Engine) UpdateAdmitted(keys []string, fn func(tx *Tx)) {
+	e.update(keys, fn, false)
+}
+
+func (e *Engine) update(keys []string, fn func(tx *Tx), admit bool) {
 	// fn may keep tx (against the rules), so tx lives on the heap: one
 	// allocation, which holds the shard list of most sections too.
 	tx := Tx{e: e}
-	if e.full() {
+	if admit && e.full() {
 		tx.oom = e.admit() // before any lock: eviction takes shard locks
 	}
 	e.begin(&tx.c)
@@ -303,4 +316,36 @@ func (tx *Tx) rangeKeys(all bool, fn func(key string) bool) {
 			}
 		}
 	}
+}
+
+// Held reports whether key is a held lock, which a memory bound never
+// evicts (see "Memory bound"): written by SetNXPXFenced, or marked by
+// Hold, and not deleted, expired or overwritten since. It is false for an
+// absent or expired key, and on an engine without a memory bound, which
+// keeps no such mark.
+func (tx *Tx) Held(key string) bool {
+	s, h := tx.shard(key)
+	var p shard.Probe
+	if tx.e.mem == nil || !tx.e.liveLocked(s, h, key, &p, false, &tx.c) {
+		return false
+	}
+	return s.MetaLocked(p.Hd).Pinned
+}
+
+// Hold marks key as SetNXPXFenced marks the lock it writes, so that a
+// memory bound never evicts it until it is deleted, expires or is
+// overwritten, and reports whether key exists (an absent or expired key is
+// not marked). A server that moves a lock between engines, as SWAPDB does,
+// keeps it held so. On an engine without a memory bound it only reports
+// whether key exists.
+func (tx *Tx) Hold(key string) bool {
+	s, h := tx.shard(key)
+	var p shard.Probe
+	if !tx.e.liveLocked(s, h, key, &p, false, &tx.c) {
+		return false
+	}
+	if tx.e.mem != nil {
+		s.MetaLocked(p.Hd).Pinned = true
+	}
+	return true
 }

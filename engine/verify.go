@@ -41,9 +41,10 @@ func (e *Engine) verify() error {
 	return nil
 }
 
-// verifyTotal checks, with every shard locked (the total changes only
-// under a shard lock), that the engine's total is what the shards count
-// less what they hold back.
+// verifyTotal checks, with every shard locked (what the engine adds to
+// its budget's total changes only under a shard lock), that what it added
+// is what the shards count less what they hold back; and, for a budget of
+// its own, that the budget's total is that plus what was charged.
 func (e *Engine) verifyTotal() error {
 	var counted int64
 	for _, i := range e.lockShards(nil, nil) {
@@ -51,8 +52,14 @@ func (e *Engine) verifyTotal() error {
 		counted += s.Aux.used - s.Aux.pending
 		defer s.Unlock()
 	}
-	if total := e.mem.total.Load(); counted != total {
-		return fmt.Errorf("engine: the shards count %d bytes, the total says %d", counted, total)
+	if held := e.held.Load(); counted != held {
+		return fmt.Errorf("engine: the shards count %d bytes, the engine added %d to its budget", counted, held)
+	}
+	b := e.mem
+	if ms := *b.members.Load(); len(ms) == 1 && ms[0] == e {
+		if total, charged := b.total.Load(), b.charged.Load(); total != counted+charged {
+			return fmt.Errorf("engine: the shards count %d bytes and %d were charged, the budget's total says %d", counted, charged, total)
+		}
 	}
 	return nil
 }
@@ -74,7 +81,9 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 		h := e.m.Hash(ent.Key)
 		if isObject(ent.Value) {
 			objects++
-			if s.Aux.objects[ent.Key] == nil {
+			sl := s.Aux.objects[ent.Key]
+			used += sl.bytes
+			if sl.obj == nil {
 				err = fmt.Errorf("engine: key %q holds the object marker without an object", ent.Key)
 				return false
 			}
@@ -115,8 +124,8 @@ func (e *Engine) verifyLocked(s *shardT, i int) error {
 	if e.mem != nil && used != s.Aux.used {
 		return fmt.Errorf("engine: shard %d: its keys cost %d bytes, it counts %d", i, used, s.Aux.used)
 	}
-	if e.mem != nil && (s.Aux.pending > e.mem.quantum || s.Aux.pending < -e.mem.quantum) {
-		return fmt.Errorf("engine: shard %d: holds back %d bytes, past the quantum %d", i, s.Aux.pending, e.mem.quantum)
+	if q := e.quantum(); e.mem != nil && !e.mem.stale.Load() && (s.Aux.pending > q || s.Aux.pending < -q) {
+		return fmt.Errorf("engine: shard %d: holds back %d bytes, past the quantum %d", i, s.Aux.pending, q)
 	}
 	if w != nil && w.Len() != scheduled {
 		return fmt.Errorf("engine: shard %d: wheel holds %d handles, %d stored entries are scheduled", i, w.Len(), scheduled)
@@ -161,4 +170,12 @@ func verifyLoads(st *shardState, i int) error {
 		}
 	}
 	return nil
+}
+
+// quantum returns the budget's quantum (0 without a budget).
+func (e *Engine) quantum() int64 {
+	if e.mem == nil {
+		return 0
+	}
+	return e.mem.quantum.Load()
 }

@@ -160,20 +160,7 @@ func BenchmarkVs(b *testing.B) {
 			b.Run("op="+op.name+"/keys="+strconv.Itoa(n), func(b *testing.B) {
 				e := New(Options{})
 				b.Cleanup(func() { e.Close() })
-				impls := [2]store{e, newLockedMap()}
-				// Each store gets its own copy of the keys, so neither warms
-				// the caches for the other.
-				var keys [2][]string
-				for j, s := range impls {
-					keys[j] = benchKeys(n)
-					op.setup(s, keys[j])
-				}
-				mask := n - 1
-				nx, mm := alternate(b, func(j, i int) {
-					// A stride that visits every key but not in memory
-					// order, so the large set misses caches.
-					op.run(impls[j], keys[j][(i*7919)&mask])
-				})
+				nx, mm := paired(b, op, n, [2]store{e, newLockedMap()})
 				b.ReportMetric(nx, "nxkv-ns/op")
 				b.ReportMetric(mm, "map-ns/op")
 				b.ReportMetric(mm/nx, "speedup")
@@ -181,6 +168,22 @@ func BenchmarkVs(b *testing.B) {
 			})
 		}
 	}
+}
+
+// paired fills each of impls with its own copy of n keys, so neither warms
+// the caches for the other, and runs op on both (alternate).
+func paired(b *testing.B, op vsOp, n int, impls [2]store) (ns0, ns1 float64) {
+	var keys [2][]string
+	for j, s := range impls {
+		keys[j] = benchKeys(n)
+		op.setup(s, keys[j])
+	}
+	mask := n - 1
+	return alternate(b, func(j, i int) {
+		// A stride that visits every key but not in memory order, so the
+		// large set misses caches.
+		op.run(impls[j], keys[j][(i*7919)&mask])
+	})
 }
 
 // alternate runs b.N iterations of run(0, i) and of run(1, i), i counting
@@ -214,4 +217,29 @@ func median(xs []float64) float64 {
 	}
 	slices.Sort(xs)
 	return xs[len(xs)/2]
+}
+
+// BenchmarkBoundCost runs every hot operation on an engine without a bound
+// and on one with a bound it never reaches (1 TiB, allkeys-lru: the
+// accounting and the keys' recency, no eviction), with the same loop in
+// alternating timed chunks, and reports each one's median ns/op and the
+// cost of the bound (bounded ns / unbounded ns; 1.10 is 10% slower):
+//
+//	go test -run='^$' -bench='^BenchmarkBoundCost$' -count=6 ./engine/
+func BenchmarkBoundCost(b *testing.B) {
+	ops := append(slices.Clip(vsOps), vsOp{"SetPX", setAll(time.Hour), func(s store, k string) {
+		s.(*Engine).SetPX(k, "w", time.Hour)
+	}})
+	for _, op := range ops {
+		b.Run("op="+op.name+"/keys="+strconv.Itoa(hotKeys), func(b *testing.B) {
+			free := New(Options{})
+			bound := New(Options{MaxMemory: 1 << 40, Policy: AllKeysLRU})
+			b.Cleanup(func() { free.Close(); bound.Close() })
+			un, bd := paired(b, op, hotKeys, [2]store{free, bound})
+			b.ReportMetric(un, "unbounded-ns/op")
+			b.ReportMetric(bd, "bounded-ns/op")
+			b.ReportMetric(bd/un, "cost")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }

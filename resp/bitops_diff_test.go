@@ -2,8 +2,6 @@ package resp_test
 
 import (
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -48,15 +46,8 @@ func (g *gen) bitStream(n int) []step {
 // as strings too.
 func TestBitmapsMatchRedis(t *testing.T) {
 	redisAddr, nxkvAddr, _ := startPair(t, resp.Options{})
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NXKV_DIFF_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	streams := 30
-	if testing.Short() {
-		streams = 6
-	}
-	for i := range streams {
+	seed, streams, _ := diffStreams(30, 6)
+	for _, i := range streams {
 		g := &gen{r: rand.New(rand.NewPCG(seed, uint64(i))), now: time.Now()}
 		if d := diff(t, redisAddr, nxkvAddr, g.bitStream(200), i%2 == 1); d != "" {
 			t.Fatalf("stream %d (seed %d, resp3 %v; rerun with NXKV_DIFF_SEED=%d): %s", i, seed, i%2 == 1, seed, d)

@@ -182,7 +182,7 @@ func (s *Server) serveWaiter(c *conn, bk blockKey, w *waiter) bool {
 		w.c.releasePushes(frame) // nil unless served
 	}()
 	keys := append([]string{bk.key}, w.locks...)
-	s.DB(bk.db).Update(keys, func(tx *engine.Tx) {
+	s.DB(bk.db).UpdateAdmitted(keys, func(tx *engine.Tx) { // as Redis serves a blocked client whatever the memory
 		b := &s.blocking
 		b.mu.Lock()
 		defer b.mu.Unlock()

@@ -99,6 +99,22 @@ func TestScriptBusyMatchesRedis(t *testing.T) {
 			do(poll, "script", "kill")
 			return busy + read(script)
 		},
+		"over maxmemory": func(do func(*rawConn, ...string), script, poll, other *rawConn) string {
+			// While busy, maxmemory is not checked (Redis skips it inside a
+			// yielding long command): a write gets BUSY, not OOM.
+			do(other, "config", "set", "maxmemory", "1")
+			do(other, "set", "k", "v")
+			script.Send([]string{"eval", loop, "0"})
+			busy := waitBusy(t, poll)
+			do(other, "set", "k", "v")
+			do(poll, "multi")
+			do(other, "script", "kill")
+			got := read(script)
+			do(poll, "set", "k", "v")
+			do(poll, "exec")
+			do(other, "config", "set", "maxmemory", "0")
+			return busy + got
+		},
 		"config": func(do func(*rawConn, ...string), script, poll, other *rawConn) string {
 			do(other, "config", "set", "lua-time-limit", "-1")
 			do(other, "config", "set", "busy-reply-threshold", "x")

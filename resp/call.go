@@ -22,6 +22,7 @@ const (
 	errDBRange     = "ERR DB index is out of range"
 	errSameObject  = "ERR source and destination objects are the same"
 	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errOOM         = "OOM command not allowed when used memory > 'maxmemory'."
 	errBusy        = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	// errBeyondRange is nxkv's own reply to a deadline Redis would accept
 	// but the engine cannot hold (after year 2262, the end of int64
@@ -74,7 +75,7 @@ func (x *call) locked(keys []string, fn func(tx *engine.Tx)) {
 		fn(tx)
 		return
 	}
-	x.s.DB(x.db).Update(keys, func(tx *engine.Tx) {
+	x.s.DB(x.db).UpdateAdmitted(keys, func(tx *engine.Tx) { // the server admitted the command (evict.go)
 		if x.c != nil {
 			tx.SetTag(x.c)
 		}
@@ -108,6 +109,8 @@ func (x *call) engineErr(err error) {
 		x.w.errorReply(errNotInteger)
 	case engine.ErrOverflow:
 		x.w.errorReply(errOverflow)
+	case engine.ErrOOM:
+		x.w.errorReply(errOOM)
 	case engine.ErrWrongType:
 		x.w.errorReply(errWrongType)
 	default:

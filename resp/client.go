@@ -31,6 +31,10 @@ type conn struct {
 	libName string
 	libVer  string
 	quit    bool // close after the reply (QUIT, a dropped connection)
+	// oom is set while the server was over maxmemory as the client's
+	// running command began (checkMemory): the scripts it runs may not
+	// start writing.
+	oom bool
 
 	multi   *multiState // non-nil between MULTI and EXEC/DISCARD
 	watches []watched   // WATCHed keys

@@ -4,6 +4,7 @@ package resp
 
 import (
 	"errors"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,8 +16,6 @@ func (s *Server) configGet() map[string]string {
 		"save":                       "",
 		"appendonly":                 "no",
 		"databases":                  strconv.Itoa(Databases),
-		"maxmemory":                  "0",
-		"maxmemory-policy":           "noeviction",
 		"maxclients":                 "10000",
 		"timeout":                    "0",
 		"tcp-keepalive":              "300",
@@ -40,6 +39,7 @@ func (s *Server) configGet() map[string]string {
 		"loglevel":                   "notice",
 		"protected-mode":             "no",
 	}
+	maps.Copy(cfg, s.configMemory())
 	for i, l := range limitNames {
 		cfg[l.name] = strconv.FormatInt(s.limit(i), 10)
 		if l.alias != "" {
@@ -109,10 +109,11 @@ func cmdConfigSet(x *call) {
 // configSet checks one CONFIG SET parameter and returns what applies it,
 // or Redis's error reply.
 func (s *Server) configSet(name, value string) (apply func(), msg string) {
+	lower := strings.ToLower(name)
 	failed := func(why string) (func(), string) {
-		return nil, "ERR CONFIG SET failed (possibly related to argument '" + sanitize(name) + "') - " + why
+		return nil, "ERR CONFIG SET failed (possibly related to argument '" + sanitize(lower) + "') - " + why
 	}
-	switch strings.ToLower(name) {
+	switch lower {
 	case "save", "appendonly", "appendfsync", "loglevel":
 		return func() {}, ""
 	case "requirepass":
@@ -149,12 +150,20 @@ func (s *Server) configSet(name, value string) (apply func(), msg string) {
 			}
 		}, ""
 	}
-	if j := limitIndex(strings.ToLower(name)); j >= 0 {
+	if j := limitIndex(lower); j >= 0 {
 		n, ok := parseInt([]byte(value))
 		if !ok {
-			return failed("argument couldn't be parsed into an integer")
+			// Redis names the parameter by its own name, not an alias.
+			return nil, "ERR CONFIG SET failed (possibly related to argument '" + limitNames[j].name +
+				"') - argument couldn't be parsed into an integer"
 		}
 		return func() { s.encLimits[j].Store(n) }, ""
+	}
+	if f, why, ok := s.setMemoryConfig(lower, value); ok {
+		if why != "" {
+			return failed(why)
+		}
+		return f, ""
 	}
 	return nil, "ERR Unknown option or number of arguments for CONFIG SET - '" + sanitize(name) + "'"
 }
@@ -175,7 +184,8 @@ func nonNegative(value string) (int64, string) {
 // ConfigSet sets a configuration parameter as CONFIG SET does, for the
 // parameters CONFIG SET accepts (notify-keyspace-events,
 // client-output-buffer-limit, tracking-table-max-keys, the encoding
-// limits (hash-max-listpack-entries and the rest), requirepass, and
+// limits (hash-max-listpack-entries and the rest), the maxmemory
+// settings, busy-reply-threshold, requirepass, and
 // the persistence settings it ignores), and returns CONFIG SET's error
 // for a parameter it does not know or a bad value, changing nothing. It
 // lets a test enable keyspace notifications without a client, and
@@ -192,6 +202,7 @@ func (s *Server) ConfigSet(name, value string) error {
 
 func cmdConfigResetStat(x *call) {
 	x.s.commands.Store(0)
+	x.s.resetEvicted()
 	x.s.errs.reset()
 	x.s.resetCommandStats()
 	x.w.simple("OK")

@@ -134,12 +134,14 @@ func swapStores(a, b store) {
 	restore(b, ea)
 }
 
-// storedKey is a key with its value (a string, or obj) and deadline
-// (zero: none).
+// storedKey is a key with its value (a string, or obj), deadline (zero:
+// none) and whether it is a held lock (engine.Tx.Held), which maxmemory
+// never evicts in either database.
 type storedKey struct {
 	key, value string
 	obj        engine.Object
 	at         time.Time
+	held       bool
 }
 
 // snapshot returns the live keys of st with their values and deadlines.
@@ -149,10 +151,12 @@ func snapshot(st store) []storedKey {
 		v, _ := st.Get(k)
 		at, _ := st.ExpireTime(k)
 		var obj engine.Object
+		held := false
 		if o, ok := st.(objects); ok {
 			obj, _ = o.Object(k)
+			held = o.Held(k)
 		}
-		out = append(out, storedKey{key: k, value: v, obj: obj, at: at})
+		out = append(out, storedKey{key: k, value: v, obj: obj, at: at, held: held})
 		return true
 	})
 	return out
@@ -167,7 +171,9 @@ func clearStore(st store, es []storedKey) {
 	st.Del(keys...)
 }
 
-// restore writes es into st.
+// restore writes es into st, a section no memory bound refuses (the
+// server's sections are unadmitted: SWAPDB is not deny-oom), so every
+// write stores.
 func restore(st store, es []storedKey) {
 	for _, e := range es {
 		if e.obj != nil {
@@ -178,9 +184,12 @@ func restore(st store, es []storedKey) {
 			continue
 		}
 		if e.at.IsZero() {
-			st.Set(e.key, e.value)
+			_ = st.Set(e.key, e.value)
 		} else if _, err := st.SetWith(e.key, e.value, engine.SetArgs{At: e.at}); err != nil {
-			st.Set(e.key, e.value) // a deadline the engine held is always valid
+			_ = st.Set(e.key, e.value) // a deadline the engine held is always valid
+		}
+		if e.held {
+			st.(objects).Hold(e.key)
 		}
 	}
 }

@@ -44,6 +44,8 @@ type objects interface {
 	SetObject(key string, obj engine.Object, kind engine.Kind)
 	Notify(key string, kind engine.Kind)
 	Quiet(quiet bool) bool
+	Held(key string) bool
+	Hold(key string) bool
 }
 
 // quietly makes st's section name its changes itself (engine.Tx.Quiet)
@@ -66,16 +68,18 @@ func notify(st store, key string, kind engine.Kind) {
 }
 
 // update runs fn inside an engine section over keys (every shard when keys
-// is empty): atomic, with one frozen time.
+// is empty): atomic, with one frozen time. The section is admitted as its
+// command was, before it ran (checkMemory): it never fails half-way for
+// memory.
 func update(e *engine.Engine, keys []string, fn func(st store)) {
-	e.Update(keys, func(tx *engine.Tx) { fn(tx) })
+	e.UpdateAdmitted(keys, func(tx *engine.Tx) { fn(tx) })
 }
 
 // updateBy is update for a section running a command of client c: its
 // changes are tagged with c (engine.Tx.SetTag), so that pub/sub and
 // client-side caching tell c's own changes from others'.
 func updateBy(c *conn, e *engine.Engine, keys []string, fn func(st store)) {
-	e.Update(keys, func(tx *engine.Tx) {
+	e.UpdateAdmitted(keys, func(tx *engine.Tx) {
 		if c != nil {
 			tx.SetTag(c)
 		}
@@ -85,7 +89,16 @@ func updateBy(c *conn, e *engine.Engine, keys []string, fn func(st store)) {
 
 func engineClock(e *engine.Engine) clock.Clock { return e.Clock() }
 
-func newEngine(c clock.Clock) *engine.Engine { return engine.New(engine.Options{Clock: c}) }
+func flush(e *engine.Engine) { e.FlushAll() }
+
+// newBudgetedDB returns a new database engine on the server's clock,
+// counted against the server's memory budget (evict.go) and charged its
+// overhead.
+func (s *Server) newBudgetedDB() *engine.Engine {
+	e := engine.New(engine.Options{Clock: s.clk, Budget: s.mem.budget})
+	s.mem.budget.Charge(e.MemoryStats().Overhead)
+	return e
+}
 
 // store returns database i as a store.
 func (s *Server) store(i int) store { return s.DB(i) }
@@ -150,7 +163,7 @@ func (s *Server) DB(i int) *engine.Engine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dbs[i] == nil {
-		e := newEngine(s.clk)
+		e := s.newBudgetedDB()
 		if s.closed {
 			// Close has run: stop the reaper at once (the engine still
 			// serves calls) rather than leak it.

@@ -1,8 +1,9 @@
 package resp
 
 // This file runs a client's requests through the command table, as
-// Redis's processCommand: lookup, authentication, fault injection, MULTI
-// queueing, then the call (call.go), contained if it panics.
+// Redis's processCommand: lookup, authentication, fault injection,
+// maxmemory (evict.go), MULTI queueing, then the call (call.go),
+// contained if it panics.
 
 import (
 	"strings"
@@ -51,6 +52,10 @@ func (c *conn) dispatchOne(args [][]byte) {
 		c.reject(cmd, args, "NOAUTH Authentication required.")
 		return
 	}
+	if c.checkMemory(cmd, args) { // before the pub/sub context, as Redis's processCommand
+		c.reject(cmd, args, errOOM)
+		return
+	}
 	if c.subscribed.Load() && c.w.proto == 2 && !pubsubAllowed(cmd) {
 		c.reject(cmd, args, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
@@ -77,6 +82,7 @@ func (c *conn) dispatchOne(args [][]byte) {
 	}
 	if c.multi != nil && cmd.flags&noQueue == 0 {
 		c.multi.queue(cmd, args)
+		c.multi.denyOOM = c.multi.denyOOM || c.s.denyOOM(cmd, args, nil)
 		c.w.simple("QUEUED")
 		return
 	}

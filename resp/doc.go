@@ -168,7 +168,54 @@
 // and FLUSHALL delete them. One thing differs: to INCR, INCRBY, DECR and
 // DECRBY such a key, when absent, counts not as 0 but as the largest value
 // they ever gave a reserved key of its engine shard, so that a fencing
-// counter deleted by FLUSHALL or DEL never hands out a token twice.
+// counter deleted by FLUSHALL or DEL never hands out a token twice. The
+// guarantee covers counters the lock clients keep; a client that writes
+// such keys itself takes lock state into its own hands, as in Redis, where
+// any client may SET a fencing counter back: a reserved key SET near
+// 2^63-1 and incremented raises its shard's mark there for the life of
+// the database's engine, after which INCR of an absent reserved key of
+// that shard replies the overflow error until the server restarts; and
+// RENAME, MOVE, COPY and SWAPDB carry a counter's value but not the mark
+// of the shard it came from, so a counter moved into a database and then
+// deleted there may resume below the value it was moved with.
+//
+// # Memory
+//
+// maxmemory, maxmemory-policy and maxmemory-samples (CONFIG SET and GET
+// with Redis's units and errors, and nxkv-server's configuration) bound
+// every database together, as in Redis: the databases are engines sharing
+// one engine.Budget (Options.Budget). It counts each key as the engine does
+// (see "Memory bound" in package engine: key and value rounded up to 8
+// bytes, plus 64, plus 16 for a TTL; a hash, list, set or sorted set
+// adds an estimate of its elements' bytes, from eight sampled elements,
+// renewed at each write of the key) and each database's overhead, its
+// empty shards (about 60 KB a database of 16 shards); INFO's used_memory
+// reports that count, not the process's heap (used_memory_rss is the Go
+// runtime's memory from the system). The bytes thus differ from Redis's,
+// which counts its allocator's, client buffers included; a bound of 1 byte
+// is exceeded before any key is written, as in Redis. Before each command
+// the server evicts by the policy down to the bound, as Redis's
+// processCommand does, and if it cannot, it refuses with Redis's OOM error
+// a command that may add memory (Redis's deny-oom commands, a script whose
+// shebang line declares neither no-writes nor allow-oom, an EXEC of such
+// commands), any command queued in MULTI but EXEC, DISCARD, QUIT and RESET
+// (which dooms the transaction), and, inside a script, the first command
+// that may add memory, unless the script has written already or declares
+// allow-oom. Reads and deletes are never refused outside MULTI. An admitted
+// command runs whole: an MSET or a script may take the databases past the
+// bound, which the next command evicts back to. Eviction compares
+// maxmemory-samples keys of one shard of one database, drawn in proportion
+// to what each database holds, where Redis pools samples of every database.
+// Evicted keys count in INFO's evicted_keys (reset by CONFIG RESETSTAT),
+// are reported to the engines' change feed as engine.KindEvicted, and
+// wake WATCH. Commands Redis runs whatever the memory (RENAME, MOVE,
+// SWAPDB, a blocked client served) run in engine sections no bound refuses,
+// so they move every value whole; SWAPDB keeps a lock the caller's engine
+// took (engine.Tx.Held) a held lock, never evicted, in either database.
+// maxmemory-eviction-tenacity is accepted and has no effect
+// (eviction ends before the command runs). A database 0 given in
+// Options.Engine counts only if it was created with a budget, which the
+// other databases then share; otherwise it is outside the bound.
 //
 // # Pushes: pub/sub, client-side caching, keyspace events, MONITOR
 //
@@ -233,9 +280,10 @@
 // refused with Redis's error), redis.call, pcall, error_reply,
 // status_reply, sha1hex, log and setresp, and Redis's conversions between
 // Lua values and replies. A script may open with Redis 7's "#!lua
-// flags=..." line: the flags are checked as Redis checks them, and
+// flags=..." line: the flags are checked as Redis checks them,
 // no-writes makes the script read-only (only such a flagged script runs
-// under EVAL_RO). Each script is compiled once and each interpreter
+// under EVAL_RO), and allow-oom lets it write over maxmemory (see
+// Memory). Each script is compiled once and each interpreter
 // instantiates it once; interpreters are pooled and
 // reused, and one whose shared tables a script managed to change is
 // discarded. tonumber, tostring, string.format, string.char,
@@ -348,7 +396,7 @@ package resp
 //	protocol  reader.go writer.go
 //	state     server_state.go client.go outbox.go db.go
 //	call      table.go call.go recover.go
-//	commands  object.go t_string.go bitops.go rdb.go cluster.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
+//	commands  object.go t_string.go bitops.go rdb.go cluster.go t_hash.go t_set.go t_list.go t_zset.go blocked.go sort.go cas.go keys.go databases.go expire.go multi.go eval.go evict.go functions.go connection.go info.go config.go command.go pubsub.go notify.go tracking.go monitor.go
 //	serving   commands.go dispatch.go networking.go loop_linux.go loop_other.go pipe.go faults.go
 //	api       server.go testhelper.go doc.go
 //

@@ -29,50 +29,60 @@ type script struct {
 	allDBs bool
 	// flagged is set when the script declares its flags in a shebang line;
 	// noWrites is its no-writes flag: the script runs as with EVAL_RO.
-	// EVAL_RO refuses a flagged script without it.
-	flagged, noWrites bool
+	// EVAL_RO refuses a flagged script without it. allowOOM is its
+	// allow-oom flag: it may write over maxmemory.
+	flagged, noWrites, allowOOM bool
+}
+
+// scriptFlagSet is what a script's shebang line declares that the server
+// acts on.
+type scriptFlagSet struct {
+	flagged, noWrites, allowOOM bool
 }
 
 // scriptFlags are the flags a script's shebang line may declare (Redis
-// 7's); only no-writes changes what nxkv does, the others concern
-// replicas, memory limits and clusters.
+// 7's); no-writes and allow-oom change what nxkv does, the others concern
+// replicas and clusters.
 var scriptFlags = []string{"no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"}
 
 // shebang reads src's "#!lua flags=..." first line, if it has one, as
 // Redis does: it returns the body to compile (from the line's end, whose
-// line feed keeps the line numbers) and the no-writes flag, or Redis's
-// error for a malformed line; flagged reports that it had the line.
-func shebang(src string) (body string, flagged, noWrites bool, msg string) {
+// line feed keeps the line numbers) and the flags the server acts on, or
+// Redis's error for a malformed line; fl.flagged reports that it had the
+// line.
+func shebang(src string) (body string, fl scriptFlagSet, msg string) {
 	if !strings.HasPrefix(src, "#!") {
-		return src, false, false, ""
+		return src, fl, ""
 	}
 	end := strings.IndexByte(src, '\n')
 	if end < 0 {
-		return "", false, false, "ERR Invalid script shebang"
+		return "", fl, "ERR Invalid script shebang"
 	}
 	parts, _, ok := splitArgs([]byte(src[:end]), nil, nil)
 	if !ok || len(parts) == 0 {
-		return "", false, false, "ERR Invalid engine in script shebang"
+		return "", fl, "ERR Invalid engine in script shebang"
 	}
 	if string(parts[0]) != "#!lua" {
-		return "", false, false, "ERR Unexpected engine in script shebang: " + sanitize(string(parts[0]))
+		return "", fl, "ERR Unexpected engine in script shebang: " + sanitize(string(parts[0]))
 	}
 	for _, p := range parts[1:] {
 		opt, ok := strings.CutPrefix(string(p), "flags=")
 		if !ok {
-			return "", false, false, "ERR Unknown lua shebang option: " + sanitize(string(p))
+			return "", fl, "ERR Unknown lua shebang option: " + sanitize(string(p))
 		}
 		if opt == "" {
 			continue
 		}
 		for _, f := range strings.Split(opt, ",") {
 			if !slices.Contains(scriptFlags, f) {
-				return "", false, false, "ERR Unexpected flag in script shebang: " + sanitize(f)
+				return "", fl, "ERR Unexpected flag in script shebang: " + sanitize(f)
 			}
-			noWrites = noWrites || f == "no-writes"
+			fl.noWrites = fl.noWrites || f == "no-writes"
+			fl.allowOOM = fl.allowOOM || f == "allow-oom"
 		}
 	}
-	return src[end:], true, noWrites, ""
+	fl.flagged = true
+	return src[end:], fl, ""
 }
 
 // scriptCache holds the scripts by SHA1 and the runtime that runs them.
@@ -115,7 +125,7 @@ func (sc *scriptCache) load(src string) (*script, string) {
 	if s := sc.lookup(sha); s != nil {
 		return s, ""
 	}
-	body, flagged, noWrites, msg := shebang(src)
+	body, fl, msg := shebang(src)
 	if msg != "" {
 		return nil, msg
 	}
@@ -124,7 +134,7 @@ func (sc *scriptCache) load(src string) (*script, string) {
 		return nil, "ERR Error compiling script (new function): " + sanitize(err.Error())
 	}
 	l := strings.ToLower(body)
-	s := &script{sha: sha, src: src, fn: fn, allDBs: mayReachAllDBs(l), flagged: flagged, noWrites: noWrites}
+	s := &script{sha: sha, src: src, fn: fn, allDBs: mayReachAllDBs(l), flagged: fl.flagged, noWrites: fl.noWrites, allowOOM: fl.allowOOM}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if old := sc.m[sha]; old != nil {
@@ -270,6 +280,7 @@ func (s *Server) runScript(x *call, sc *script, st store, txs *txSet, keys, argv
 	run := scriptRuns.Get().(*scriptRun)
 	*run = scriptRun{s: s, c: x.c, db: x.db, st: st, txs: txs, out: x.w, keys: keys,
 		readOnly: sc.noWrites || strings.HasSuffix(x.cmd.name, "_ro")}
+	run.oom, run.allowOOM = x.c.oom, sc.flagged && sc.allowOOM
 	in := lua.Input{SHA: sc.sha, Keys: keys, Argv: argv, Timeout: s.scriptLimit, Memory: s.scriptMemory,
 		Watcher: run, BusyAfter: time.Duration(s.busy.after.Load()) * time.Millisecond}
 	x.c.inScript = true
@@ -312,7 +323,11 @@ type scriptRun struct {
 	readOnly bool     // EVAL_RO, EVALSHA_RO, or a no-writes script
 	out      replier  // the client's, for the script's result
 	keys     [][]byte // the keys the script declared
-	x        call     // reused for redis.call
+	// oom is set if the server was over maxmemory as the script's command
+	// began, allowOOM if the script declares allow-oom, and dirty once it
+	// has called a write command (see checkScriptCall).
+	oom, allowOOM, dirty bool
+	x                    call // reused for redis.call
 	// rep is the reply of the command the script is calling, which
 	// scriptRun, as that command's replier, writes to.
 	rep   *lua.Reply
@@ -416,6 +431,8 @@ func (run *scriptRun) Call(args [][]byte, r *lua.Reply) {
 		msg = "ERR This Redis command is not allowed from script"
 	case run.readOnly && cmd.flags&write != 0:
 		msg = "ERR Write commands are not allowed from read-only scripts."
+	default:
+		msg = run.checkScriptCall(cmd)
 	}
 	if msg != "" {
 		run.s.stats(cmd).rejected.Add(1)

@@ -118,16 +118,21 @@ func (x *call) infoSection(name string) string {
 	case "memory":
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
+		// used_memory is what maxmemory bounds: every database's keys as
+		// the engines count them, and each database's overhead (evict.go);
+		// used_memory_rss is the Go runtime's memory from the system.
+		st := s.mem.budget.Stats()
+		max := s.maxmemory(st)
 		b.WriteString("# Memory\r\n")
-		line("used_memory", int64(m.HeapAlloc))
-		line("used_memory_human", humanBytes(int64(m.HeapAlloc)))
+		line("used_memory", st.Used)
+		line("used_memory_human", humanBytes(uint64(st.Used)))
 		line("used_memory_rss", int64(m.Sys))
-		line("used_memory_rss_human", humanBytes(int64(m.Sys)))
+		line("used_memory_rss_human", humanBytes(m.Sys))
 		line("used_memory_lua", 0)
 		line("number_of_cached_scripts", s.scripts.count())
-		line("maxmemory", 0)
-		line("maxmemory_human", "0B")
-		line("maxmemory_policy", "noeviction")
+		line("maxmemory", int64(max)) // signed, as Redis prints it
+		line("maxmemory_human", humanBytes(max))
+		line("maxmemory_policy", st.Policy.String())
 		line("mem_allocator", "go")
 	case "persistence":
 		b.WriteString("# Persistence\r\n")
@@ -147,7 +152,7 @@ func (x *call) infoSection(name string) string {
 		line("total_commands_processed", s.commands.Load())
 		line("rejected_connections", 0)
 		line("expired_keys", 0)
-		line("evicted_keys", 0)
+		line("evicted_keys", s.evictedKeys())
 		line("keyspace_hits", 0)
 		line("keyspace_misses", 0)
 		channels, patterns, shard := s.pubsubCounts()
@@ -220,16 +225,22 @@ func (x *call) infoSection(name string) string {
 }
 
 // humanBytes formats n as Redis's bytesToHuman.
-func humanBytes(n int64) string {
+func humanBytes(n uint64) string {
 	f := float64(n)
 	switch {
 	case n < 1024:
-		return strconv.FormatInt(n, 10) + "B"
+		return strconv.FormatUint(n, 10) + "B"
 	case n < 1<<20:
 		return strconv.FormatFloat(f/1024, 'f', 2, 64) + "K"
 	case n < 1<<30:
 		return strconv.FormatFloat(f/(1<<20), 'f', 2, 64) + "M"
-	default:
+	case n < 1<<40:
 		return strconv.FormatFloat(f/(1<<30), 'f', 2, 64) + "G"
+	case n < 1<<50:
+		return strconv.FormatFloat(f/(1<<40), 'f', 2, 64) + "T"
+	case n < 1<<60:
+		return strconv.FormatFloat(f/(1<<50), 'f', 2, 64) + "P"
+	default:
+		return strconv.FormatUint(n, 10) + "B"
 	}
 }

@@ -11,6 +11,9 @@ import (
 type multiState struct {
 	cmds  []queued
 	dirty bool // a command was rejected: EXEC replies EXECABORT
+	// denyOOM is set when a queued command may add memory: over
+	// maxmemory, EXEC is then refused (checkMemory).
+	denyOOM bool
 }
 
 // queued is a command waiting for EXEC, with its own copy of the arguments.

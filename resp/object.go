@@ -95,6 +95,34 @@ func cmdObject(x *call) {
 // sized is an Object that estimates the bytes it holds (MEMORY USAGE).
 type sized interface{ size() int }
 
+// Every Object type is also an engine.Sizer: under maxmemory the engine
+// charges a key holding one its Size, an estimate from sampled elements,
+// on each write of the key.
+var (
+	_ engine.Sizer = (*hashObj)(nil)
+	_ engine.Sizer = (*listObj)(nil)
+	_ engine.Sizer = (*setObj)(nil)
+	_ engine.Sizer = (*zsetObj)(nil)
+)
+
+// sampledSize estimates, for the engine's memory bound, the bytes of a
+// value of n elements: fixed bytes for the whole, each bytes per element,
+// and n times the mean of elem (an element's own bytes) over up to eight
+// elements taken evenly across the value, as Redis's MEMORY USAGE
+// estimates from sampled elements (five by default). It costs O(1)
+// whatever n, as it runs on every write; for up to eight elements it
+// equals the value's size (MEMORY USAGE's count).
+func sampledSize(fixed, n, each int, elem func(i int) int) int64 {
+	sum, k := 0, min(n, 8)
+	for j := range k {
+		sum += elem(j * n / k)
+	}
+	if k > 0 {
+		sum = sum * n / k
+	}
+	return int64(fixed + n*each + sum)
+}
+
 // entryBytes is what the engine spends on a key besides its strings: the
 // entry, its index slot and a wheel link (see package engine), and the
 // map entry of an Object.

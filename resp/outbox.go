@@ -122,44 +122,6 @@ func parseOutputLimits(l outputLimits, v string) (outputLimits, string) {
 	return next, ""
 }
 
-// parseMemory reads a size as Redis's memtoull: digits, then nothing or a
-// unit (b, k, kb, m, mb, g, gb in any case; k is 1000, kb 1024), no sign;
-// the number saturates at 2^64-1 as strtoull does and the product wraps as
-// C's unsigned arithmetic does.
-func parseMemory(s string) (uint64, bool) {
-	d := 0
-	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
-		d++
-	}
-	var mul uint64
-	switch strings.ToLower(s[d:]) {
-	case "", "b":
-		mul = 1
-	case "k":
-		mul = 1000
-	case "kb":
-		mul = 1 << 10
-	case "m":
-		mul = 1000 * 1000
-	case "mb":
-		mul = 1 << 20
-	case "g":
-		mul = 1000 * 1000 * 1000
-	case "gb":
-		mul = 1 << 30
-	default:
-		return 0, false
-	}
-	if d >= 128 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[:d], 10, 64)
-	if err != nil && d > 0 {
-		n = math.MaxUint64 // strtoull saturates
-	}
-	return n * mul, true
-}
-
 // parseCLong reads an integer as C's strtoll with the whole string
 // consumed: leading spaces and a sign allowed, saturating at the int64
 // bounds; an empty string is 0.

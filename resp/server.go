@@ -24,9 +24,11 @@ func New(opts Options) *Server {
 	if opts.Engine != nil {
 		s.clk = engineClock(opts.Engine)
 		s.dbs[0] = opts.Engine
+		s.initMemory(opts)
 	} else {
 		s.clk = opts.Clock
-		s.dbs[0] = newEngine(s.clk)
+		s.initMemory(opts)
+		s.dbs[0] = s.newBudgetedDB()
 		s.owned[0] = true
 	}
 	s.dbCache[0].Store(s.dbs[0])

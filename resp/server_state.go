@@ -147,6 +147,15 @@ type Options struct {
 	// SETRANGE or APPEND (Redis's proto-max-bulk-len); 0 selects Redis's
 	// default, 512 MB.
 	MaxBulkLen int
+	// Budget is the memory bound every database shares, as Redis's
+	// maxmemory, maxmemory-policy and maxmemory-samples (which CONFIG SET
+	// changes in it); nil selects Engine's budget if it has one, else a new
+	// budget with no bound. The server charges it each database's overhead
+	// (see "Memory" in the package doc). If Engine is given with a budget,
+	// Budget must be nil or the same; an Engine without one is not counted
+	// and never evicted (create it with engine.Options.Budget to bound it
+	// with the other databases).
+	Budget *engine.Budget
 }
 
 // Server serves the Redis protocol (RESP2 and RESP3) over an engine. Its
@@ -191,6 +200,8 @@ type Server struct {
 	cmdStats []cmdStats // by command id, for INFO commandstats
 	panics   panicLog
 	errs     errorStats
+
+	mem memory // maxmemory (evict.go)
 
 	// ps, trk, mon and notify are pub/sub, client-side caching, MONITOR
 	// and keyspace notifications (pubsub.go, tracking.go, monitor.go,

@@ -34,6 +34,12 @@ func (h *hashObj) clone() engine.Object { return &hashObj{d: *h.d.clone()} }
 
 func (h *hashObj) size() int { return denseSize(&h.d, 16, func(i int) int { return len(h.d.vals[i]) }) }
 
+// Size is size from sampled fields (engine.Sizer).
+func (h *hashObj) Size() int64 {
+	return sampledSize(32*cap(h.d.keys)+32*len(h.d.idx), h.d.len(), 0,
+		func(i int) int { return len(h.d.keys[i]) + len(h.d.vals[i]) })
+}
+
 func (h *hashObj) scanPage(cursor uint64, count int) ([]string, int, uint64) {
 	items, next := pageOf(&h.d, cursor, count, func(out []string, i int) []string {
 		return append(out, h.d.keys[i], h.d.vals[i])

@@ -29,6 +29,11 @@ func (l *listObj) size() int {
 	return n
 }
 
+// Size is size from sampled elements (engine.Sizer).
+func (l *listObj) Size() int64 {
+	return sampledSize(16*len(l.d.buf), l.d.len(), 0, func(i int) int { return len(l.d.at(i)) })
+}
+
 // Ends of a list, as Redis's LIST_HEAD and LIST_TAIL.
 const (
 	listHead = iota

@@ -124,6 +124,14 @@ func (s *setObj) size() int {
 	return 8 * cap(s.ints)
 }
 
+// Size is size from sampled members (engine.Sizer).
+func (s *setObj) Size() int64 {
+	if s.big == nil {
+		return int64(8 * cap(s.ints))
+	}
+	return sampledSize(16*cap(s.big.keys)+32*len(s.big.idx), s.big.len(), 0, func(i int) int { return len(s.big.keys[i]) })
+}
+
 func (s *setObj) scanPage(cursor uint64, count int) ([]string, int, uint64) {
 	if s.big == nil {
 		out := make([]string, len(s.ints))

@@ -63,6 +63,14 @@ func (z *zsetObj) size() int {
 	return denseSize(z.dict, 8, func(int) int { return 64 })
 }
 
+// Size is size from sampled members (engine.Sizer).
+func (z *zsetObj) Size() int64 {
+	if z.sl == nil {
+		return sampledSize(24*cap(z.small), len(z.small), 0, func(i int) int { return len(z.small[i].member) })
+	}
+	return sampledSize(24*cap(z.dict.keys)+32*len(z.dict.idx), z.dict.len(), 64, func(i int) int { return len(z.dict.keys[i]) })
+}
+
 func (z *zsetObj) len() int {
 	if z.sl != nil {
 		return z.sl.n

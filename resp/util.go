@@ -4,6 +4,7 @@ package resp
 // ASCII case folding, and the sanitizing of error texts.
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -85,4 +86,42 @@ func parseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
+}
+
+// parseMemory parses a memory value as Redis's memtoull: digits and an
+// optional unit (b, k, kb, m, mb, g, gb, any case; k is 1000, kb 1024),
+// no sign; digits past 2^64-1 saturate, and the product with the unit
+// wraps around, as Redis's C does. An empty value is 0.
+func parseMemory(v string) (uint64, bool) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	var mul uint64
+	switch strings.ToLower(v[i:]) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, false
+	}
+	if i >= 128 {
+		return 0, false // Redis's digit buffer
+	}
+	n, err := strconv.ParseUint(v[:i], 10, 64)
+	if err != nil && i > 0 {
+		n = math.MaxUint64 // strtoull saturates
+	}
+	return n * mul, true
 }

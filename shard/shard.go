@@ -207,6 +207,18 @@ func matchFree(ctrl uint64) uint64 { return ctrl & msb }
 func tagOf(h uint64) uint8                 { return uint8(h & 0x7f) }
 func groupOf(h uint64, mask uint64) uint64 { return (h >> 7) & mask }
 
+// EmptyBytes is what a table's index and entry array hold however few
+// entries it stores (its first, smallest ones), with each entry's Meta if
+// meta is set: the memory a shard costs whatever it holds, beside its own
+// struct.
+func EmptyBytes(meta bool) int64 {
+	n := int64(minGroups*unsafe.Sizeof(group{}) + minEntries*unsafe.Sizeof(Entry{}))
+	if meta {
+		n += int64(minEntries * unsafe.Sizeof(Meta{}))
+	}
+	return n
+}
+
 // EnableMetaLocked makes the shard keep a Meta per entry from now on
 // (zero for the entries it holds). The caller must hold the lock.
 func (s *Table) EnableMetaLocked() {
@@ -224,6 +236,11 @@ func (s *Table) MetaLocked(hd Handle) *Meta {
 	}
 	return &s.meta[hd]
 }
+
+// KeptMetaLocked is MetaLocked for a shard known to keep Meta (since
+// EnableMetaLocked), without the check: a write of a bounded engine takes
+// it on its hot path. The caller must hold the lock.
+func (s *Table) KeptMetaLocked(hd Handle) *Meta { return &s.meta[hd] }
 
 // MetaAt returns the Meta of entry hd for a reader that found hd at
 // version v, without the lock; nil if the shard keeps none or changed

@@ -8,11 +8,13 @@
 //	unixsocket /tmp/nxkv.sock" | nxkv-server -
 //
 // Directives: port (0: no TCP), bind, unixsocket, requirepass, and those
-// CONFIG SET changes (notify-keyspace-events, tracking-table-max-keys,
-// client-output-buffer-limit), checked as CONFIG SET checks them. Persistence
-// and tuning directives redis-server knows (save, appendonly, dir, loglevel
-// and the like) are accepted and ignored, since nxkv keeps its data in
-// memory; an unknown directive is a fatal error, as with redis-server. It
+// CONFIG SET changes (maxmemory, maxmemory-policy, maxmemory-samples,
+// maxmemory-eviction-tenacity, notify-keyspace-events,
+// tracking-table-max-keys, client-output-buffer-limit), checked as CONFIG
+// SET checks them. Persistence and tuning directives redis-server knows
+// (save, appendonly, dir, loglevel and the like) are accepted and ignored,
+// since nxkv keeps its data in memory; an unknown directive or a bad value
+// is a fatal error, as with redis-server. It
 // prints redis-server's "Ready to accept connections" line once it
 // listens, and on SIGTERM or SIGINT closes every connection and exits 0.
 //
@@ -47,19 +49,39 @@ type config struct {
 	binds      []string
 	unixSocket string
 	password   string
-	settings   []setting // applied through CONFIG SET's checks, in order
+	// settings are the directives the server applies as CONFIG SET does
+	// (configSettable), in file order.
+	settings []setting
 }
 
-// setting is a directive the server applies as CONFIG SET would.
+// setting is a directive applied through the server's CONFIG SET, with
+// where it was read, for the error.
 type setting struct {
-	name, value string
 	line        int
 	raw         string
+	name, value string
 }
 
-// configSettable lists the directives applied as CONFIG SET applies them.
+// configSettable lists the directives applied as CONFIG SET applies them,
+// which checks their values; true for those that take one value.
 var configSettable = map[string]bool{
-	"notify-keyspace-events": true, "tracking-table-max-keys": true, "client-output-buffer-limit": true,
+	"maxmemory": true, "maxmemory-policy": true, "maxmemory-samples": true, "maxmemory-eviction-tenacity": true,
+	"notify-keyspace-events": true, "tracking-table-max-keys": true, "client-output-buffer-limit": false,
+}
+
+// apply applies cfg's settings to s, or returns the fatal error of the
+// first bad one.
+func apply(s *resp.Server, cfg config) error {
+	for _, st := range cfg.settings {
+		if err := s.ConfigSet(st.name, st.value); err != nil {
+			msg := err.Error()
+			if _, why, ok := strings.Cut(msg, ") - "); ok {
+				msg = why // the reason, as redis-server prints it for a file
+			}
+			return fatal(st.line, st.raw, msg)
+		}
+	}
+	return nil
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -80,12 +102,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		dieWithParent()
 	}
 	s := resp.New(resp.Options{Password: cfg.password})
-	for _, st := range cfg.settings {
-		if err := s.ConfigSet(st.name, st.value); err != nil {
-			s.Close()
-			fmt.Fprintln(stderr, fatal(st.line, st.raw, strings.TrimPrefix(err.Error(), "CONFIG SET failed (possibly related to argument '"+st.name+"') - ")))
-			return 1
-		}
+	if err := apply(s, cfg); err != nil {
+		s.Close()
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -186,9 +206,9 @@ var ignored = map[string]bool{
 	"protected-mode": true, "tcp-backlog": true, "timeout": true, "tcp-keepalive": true, "databases": true,
 	"supervised": true, "always-show-logo": true, "set-proc-title": true, "stop-writes-on-bgsave-error": true,
 	"rdbcompression": true, "rdbchecksum": true, "maxclients": true, "hz": true, "io-threads": true,
-	"unixsocketperm": true, "lua-time-limit": true, "busy-reply-threshold": true, "maxmemory": true,
-	"maxmemory-policy": true, "enable-debug-command": true,
-	"syslog-enabled": true, "latency-monitor-threshold": true, "slowlog-log-slower-than": true,
+	"unixsocketperm": true, "lua-time-limit": true, "busy-reply-threshold": true,
+	"enable-debug-command": true,
+	"syslog-enabled":       true, "latency-monitor-threshold": true, "slowlog-log-slower-than": true,
 	"activerehashing": true, "lazyfree-lazy-eviction": true, "lazyfree-lazy-expire": true,
 }
 
@@ -223,8 +243,10 @@ func parseConfig(cfg *config, text string) error {
 			cfg.unixSocket = vals[0]
 		case name == "requirepass" && len(vals) == 1:
 			cfg.password = vals[0]
-		case configSettable[name] && len(vals) >= 1:
-			cfg.settings = append(cfg.settings, setting{name: name, value: strings.Join(vals, " "), line: line, raw: raw})
+		case configSettable[name] && len(vals) != 1:
+			return fatal(line, raw, "wrong number of arguments")
+		case hasKey(configSettable, name) && len(vals) >= 1:
+			cfg.settings = append(cfg.settings, setting{line: line, raw: raw, name: name, value: strings.Join(vals, " ")})
 		case name == "daemonize" && len(vals) == 1 && strings.EqualFold(vals[0], "yes"):
 			return fatal(line, raw, "daemonize yes is not supported: run nxkv-server under a supervisor")
 		case ignored[name] && len(vals) >= 0:
@@ -302,4 +324,10 @@ func splitConfigLine(l string) ([]string, bool) {
 		}
 		out = append(out, b.String())
 	}
+}
+
+// hasKey reports whether m has key k.
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }

@@ -67,7 +67,10 @@ func (b *Backend) AcquireReentrant(_ context.Context, key, value, hold string, t
 			if b.noFence {
 				fence = 0
 			}
-			tx.SetWith(hk, formatHolds(fence, []string{hold}), engine.SetArgs{TTL: ttl})
+			if _, err = tx.SetWith(hk, formatHolds(fence, []string{hold}), engine.SetArgs{TTL: ttl}); err != nil {
+				tx.Del(key) // unreachable: SetNXPXFenced took the same TTL in this admitted section
+				return
+			}
 			holds, ok = 1, true
 			return
 		}
@@ -79,47 +82,60 @@ func (b *Backend) AcquireReentrant(_ context.Context, key, value, hold string, t
 		if !hv || !valid {
 			return // held, but not reentrantly
 		}
-		if _, err = tx.PExpireCond(key, ttl, engine.ExpireGT); err != nil {
-			return
-		}
 		if !slices.Contains(ids, hold) {
 			ids = append(ids, hold)
 		}
-		b.setHolds(tx, key, hk, f, ids)
+		if err = extend(tx, key, hk, f, ids, ttl); err != nil {
+			return
+		}
 		fence, holds, ok = f, len(ids), true
 	})
 	return fence, holds, ok, err
 }
 
-// setHolds stores the holds (fence f, IDs ids) with key's deadline.
-func (b *Backend) setHolds(tx *engine.Tx, key, hk string, f int64, ids []string) {
-	at, _ := tx.ExpireTime(key)
-	tx.SetWith(hk, formatHolds(f, ids), engine.SetArgs{At: at})
+// extend stores the holds (fence f, IDs ids) and makes the TTL of key
+// and of its holds at least ttl. The holds are written first: if that
+// write fails (ErrOOM, in a section a memory bound did not admit, or a
+// deadline out of range), nothing has changed.
+func extend(tx *engine.Tx, key, hk string, f int64, ids []string, ttl time.Duration) error {
+	at := tx.Now().Add(ttl)
+	if cur, ok := tx.ExpireTime(key); ok && cur.After(at) {
+		at = cur // ExpireGT below keeps the later deadline
+	}
+	if _, err := tx.SetWith(hk, formatHolds(f, ids), engine.SetArgs{At: at}); err != nil {
+		return err
+	}
+	_, err := tx.PExpireCond(key, ttl, engine.ExpireGT)
+	return err
 }
 
 // ReleaseReentrant removes hold if key holds value and hold is one of its
 // holds, deleting the key (and its hold key) with the last one; holds is
 // the number left. It returns an error matching lockapi.ErrInvalidOption
-// for an empty hold or one not printable ASCII without spaces.
+// for an empty hold or one not printable ASCII without spaces. A memory
+// bound never refuses it: its section is not admitted
+// (engine.UpdateAdmitted), as its writes only shrink the holds.
 func (b *Backend) ReleaseReentrant(_ context.Context, key, value, hold string) (holds int, ok bool, err error) {
 	if err := lockkeys.CheckHold(hold); err != nil {
 		return 0, false, err
 	}
 	hk := lockkeys.Hold(key)
-	b.e.Update([]string{key, hk}, func(tx *engine.Tx) {
+	b.e.UpdateAdmitted([]string{key, hk}, func(tx *engine.Tx) {
 		f, ids, i := heldBy(tx, key, hk, value, hold)
 		if i < 0 {
 			return // released already, or a hold of an earlier lease
 		}
-		ok = true
 		if ids = slices.Delete(ids, i, i+1); len(ids) > 0 {
-			tx.SetWith(hk, formatHolds(f, ids), engine.SetArgs{KeepTTL: true})
-			holds = len(ids)
+			if _, err = tx.SetWith(hk, formatHolds(f, ids), engine.SetArgs{KeepTTL: true}); err != nil {
+				return
+			}
+			holds, ok = len(ids), true
 			return
 		}
 		tx.Del(key, hk)
+		ok = true
 	})
-	return holds, ok, nil
+	return holds, ok, err
 }
 
 // heldBy returns key's holds and the index of hold among them, or i -1 if
@@ -139,8 +155,11 @@ func heldBy(tx *engine.Tx, key, hk, value, hold string) (fence int64, ids []stri
 
 // RefreshReentrant makes key's TTL at least ttl (never shorter: the other
 // holds count on it) if key holds value and hold is one of its holds. It
-// returns engine.ErrInvalidTTL for a ttl <= 0, and an error matching
-// lockapi.ErrInvalidOption for an invalid hold (lockkeys.ValidHold).
+// returns engine.ErrInvalidTTL for a ttl <= 0 or a deadline out of range,
+// and an error matching lockapi.ErrInvalidOption for an invalid hold
+// (lockkeys.ValidHold), changing nothing. A memory bound never refuses
+// it: its section is not admitted (engine.UpdateAdmitted), as it rewrites
+// the holds unchanged.
 func (b *Backend) RefreshReentrant(_ context.Context, key, value, hold string, ttl time.Duration) (ok bool, err error) {
 	if ttl <= 0 {
 		return false, engine.ErrInvalidTTL
@@ -149,16 +168,14 @@ func (b *Backend) RefreshReentrant(_ context.Context, key, value, hold string, t
 		return false, err
 	}
 	hk := lockkeys.Hold(key)
-	b.e.Update([]string{key, hk}, func(tx *engine.Tx) {
+	b.e.UpdateAdmitted([]string{key, hk}, func(tx *engine.Tx) {
 		f, ids, i := heldBy(tx, key, hk, value, hold)
 		if i < 0 {
 			return
 		}
-		if _, err = tx.PExpireCond(key, ttl, engine.ExpireGT); err != nil {
-			return
+		if err = extend(tx, key, hk, f, ids, ttl); err == nil {
+			ok = true
 		}
-		b.setHolds(tx, key, hk, f, ids)
-		ok = true
 	})
 	return ok, err
 }
