@@ -180,6 +180,29 @@ func runSuite(t *testing.T, module, version, pkg string, port6379 bool) string {
 		requireNetwork(t, "compiling %s@%s's tests: %v\n%s", module, version, err, out)
 	}
 
+	// The suites are other people's tests, and some time their locks in
+	// tens of milliseconds (redislock's example sleeps 50 ms into a 100 ms
+	// lock; a rueidislock test races its lock's own timer against its
+	// context's deadline): on a loaded machine, with a race-enabled server,
+	// one can miss. A failed suite runs once more, after its failure is
+	// logged; it must pass then. Race reports and servers left running are
+	// never retried.
+	for attempt := 1; ; attempt++ {
+		text, failed := runSuiteOnce(t, module, version, server, src, pkg, bin, tmp, port6379)
+		if !failed || t.Failed() {
+			return text
+		}
+		if attempt == 2 {
+			t.Fatalf("%s@%s against nxkv-server failed twice; the second run:\n%s", module, version, tail(text, 200))
+		}
+		t.Logf("%s@%s against nxkv-server failed; running it once more. The failed run's end:\n%s", module, version, tail(text, 60))
+	}
+}
+
+// runSuiteOnce runs a compiled suite once; failed reports a failed test
+// (race reports and servers left running fail t at once).
+func runSuiteOnce(t *testing.T, module, version, server, src, pkg, bin, tmp string, port6379 bool) (text string, failed bool) {
+	suite := filepath.Join(tmp, "suite.test")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	suiteDir := filepath.Join(src, pkg)
 	cmd.Env = append(os.Environ(), childEnv+"=1", childSuite+"="+suite, childSuiteDir+"="+suiteDir,
@@ -188,6 +211,7 @@ func runSuite(t *testing.T, module, version, pkg string, port6379 bool) string {
 		cmd.Env = append(cmd.Env, childServer+"="+server)
 	}
 	raceDir := filepath.Join(tmp, "race")
+	_ = os.RemoveAll(raceDir)
 	if raceEnabled {
 		// Race reports of the servers (whose output the suites discard) go
 		// to files, checked below.
@@ -201,7 +225,7 @@ func runSuite(t *testing.T, module, version, pkg string, port6379 bool) string {
 	cmd.SysProcAttr.Cloneflags = ns.Cloneflags
 	cmd.SysProcAttr.UidMappings, cmd.SysProcAttr.GidMappings = ns.UidMappings, ns.GidMappings
 	cmd.Env = append(cmd.Env, childNetns+"=1")
-	err = cmd.Start()
+	err := cmd.Start()
 	if err != nil {
 		// No network namespace here: run on the machine's loopback.
 		t.Logf("no network namespace (%v): running on the host's loopback", err)
@@ -226,7 +250,7 @@ func runSuite(t *testing.T, module, version, pkg string, port6379 bool) string {
 		}
 	}
 	err = cmd.Wait()
-	text := out.String()
+	text = out.String()
 	if reports, _ := filepath.Glob(filepath.Join(raceDir, "report*")); len(reports) > 0 {
 		for _, r := range reports {
 			data, _ := os.ReadFile(r)
@@ -240,9 +264,9 @@ func runSuite(t *testing.T, module, version, pkg string, port6379 bool) string {
 		t.Errorf("nxkv-server processes left running after the suite: %v (killed)", left)
 	}
 	if err != nil || anyFail.MatchString(text) {
-		t.Fatalf("%s@%s against nxkv-server failed (%v):\n%s", module, version, err, tail(text, 200))
+		return fmt.Sprintf("(%v)\n%s", err, text), true
 	}
-	return text
+	return text, false
 }
 
 // tail returns the last n lines of s.
