@@ -94,6 +94,7 @@ func renderMarkdown(w io.Writer, charts, label string, r *Results) {
 		{"redis-benchmark", "", len(r.RESP) > 0, printRESP},
 		{"Expiry", "expiry.svg", len(r.Expiry) > 0, printExpiry},
 		{"Memory per key", "memory.svg", len(r.Memory) > 0, printMemory},
+		{"Pushes", "", len(r.Push) > 0, printPush},
 		{"A service's test double", "", len(r.Doubles) > 0, printDoubles},
 		{"A bounded cache", "", len(r.HitRatio)+len(r.Held)+len(r.Herd) > 0, printCache},
 	}
