@@ -184,15 +184,10 @@ func cmdMSetEX(x *call) {
 			return
 		}
 	}
-	var a engine.SetArgs
-	if expire != 0 {
-		ex, ok := x.parseExpire(expire, flags)
-		if !ok {
-			return
-		}
-		a.TTL, a.At = ex.ttl, ex.at
+	a, ok := x.setArgs(expire, flags)
+	if !ok {
+		return
 	}
-	a.KeepTTL = flags&optKEEPTTL != 0
 	keys := x.keysOf(2, 2)[:n]
 	x.atomic(keys, func(st store) {
 		if flags&(optNX|optXX) != 0 {

@@ -211,20 +211,30 @@ func (x *call) parseExpire(i int, flags int) (expireArg, bool) {
 	return expireArg{at: msTime(ms), ms: ms}, true
 }
 
+// setArgs is SET's and MSETEX's deadline: the expire option at argument
+// expire (none if 0) and KEEPTTL among flags, or ok false after replying
+// the expire time's error.
+func (x *call) setArgs(expire int, flags int) (a engine.SetArgs, ok bool) {
+	if expire != 0 {
+		ex, ok := x.parseExpire(expire, flags)
+		if !ok {
+			return a, false
+		}
+		a.TTL, a.At = ex.ttl, ex.at
+	}
+	a.KeepTTL = flags&optKEEPTTL != 0
+	return a, true
+}
+
 func cmdSet(x *call) {
 	flags, expire, match, ok := x.parseSetOptions(3, true)
 	if !ok {
 		return
 	}
-	var a engine.SetArgs
-	if expire != 0 {
-		ex, ok := x.parseExpire(expire, flags)
-		if !ok {
-			return
-		}
-		a.TTL, a.At = ex.ttl, ex.at
+	a, ok := x.setArgs(expire, flags)
+	if !ok {
+		return
 	}
-	a.KeepTTL = flags&optKEEPTTL != 0
 	switch {
 	case flags&optNX != 0:
 		a.Cond = engine.IfAbsent
