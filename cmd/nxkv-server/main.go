@@ -10,7 +10,8 @@
 // Directives: port (0: no TCP), bind, unixsocket, requirepass, and those
 // CONFIG SET changes (maxmemory, maxmemory-policy, maxmemory-samples,
 // maxmemory-eviction-tenacity, notify-keyspace-events,
-// tracking-table-max-keys, client-output-buffer-limit), checked as CONFIG
+// tracking-table-max-keys, client-output-buffer-limit, busy-reply-threshold
+// and its old name lua-time-limit), checked as CONFIG
 // SET checks them. Persistence and tuning directives redis-server knows
 // (save, appendonly, dir, loglevel and the like) are accepted and ignored,
 // since nxkv keeps its data in memory; an unknown directive or a bad value
@@ -67,6 +68,7 @@ type setting struct {
 var configSettable = map[string]bool{
 	"maxmemory": true, "maxmemory-policy": true, "maxmemory-samples": true, "maxmemory-eviction-tenacity": true,
 	"notify-keyspace-events": true, "tracking-table-max-keys": true, "client-output-buffer-limit": false,
+	"busy-reply-threshold": true, "lua-time-limit": true,
 }
 
 // apply applies cfg's settings to s, or returns the fatal error of the
@@ -206,7 +208,7 @@ var ignored = map[string]bool{
 	"protected-mode": true, "tcp-backlog": true, "timeout": true, "tcp-keepalive": true, "databases": true,
 	"supervised": true, "always-show-logo": true, "set-proc-title": true, "stop-writes-on-bgsave-error": true,
 	"rdbcompression": true, "rdbchecksum": true, "maxclients": true, "hz": true, "io-threads": true,
-	"unixsocketperm": true, "lua-time-limit": true, "busy-reply-threshold": true,
+	"unixsocketperm":       true,
 	"enable-debug-command": true,
 	"syslog-enabled":       true, "latency-monitor-threshold": true, "slowlog-log-slower-than": true,
 	"activerehashing": true, "lazyfree-lazy-eviction": true, "lazyfree-lazy-expire": true,

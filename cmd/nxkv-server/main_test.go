@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"os"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nxkv/nxkv/internal/redistest"
+	"github.com/nxkv/nxkv/resp"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -119,5 +123,34 @@ func TestConfigSettable(t *testing.T) {
 	rc := run([]string{"-"}, strings.NewReader("port 0\nunixsocket "+t.TempDir()+"/s.sock\nnotify-keyspace-events KEQ\n"), io.Discard, &stderr)
 	if rc != 1 || !strings.Contains(stderr.String(), "at line 3") || !strings.Contains(stderr.String(), "Invalid event class character") {
 		t.Fatalf("run with a bad notify-keyspace-events = %d, %q; want 1 and the fatal error at line 3", rc, stderr.String())
+	}
+}
+
+// TestBusyThresholdFromConfig: lua-time-limit and busy-reply-threshold in
+// a configuration file set the server's busy-reply-threshold, as CONFIG SET
+// does, and a negative one is a fatal error naming its line.
+func TestBusyThresholdFromConfig(t *testing.T) {
+	cfg, err := parseArgs([]string{"-", "--busy-reply-threshold", "250"}, strings.NewReader("lua-time-limit 100\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := resp.New(resp.Options{})
+	defer s.Close()
+	if err := apply(s, cfg); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Dial(context.Background(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, err := redistest.NewConn(c).Do([]string{"config", "get", "lua-time-limit"})
+	if want := "*2\r\n$14\r\nlua-time-limit\r\n$3\r\n250\r\n"; err != nil || string(r) != want {
+		t.Fatalf("CONFIG GET lua-time-limit after the configuration = %q %v, want %q (the later directive)", r, err, want)
+	}
+	var stderr strings.Builder
+	rc := run([]string{"-"}, strings.NewReader("port 0\nunixsocket "+t.TempDir()+"/s.sock\nlua-time-limit -1\n"), io.Discard, &stderr)
+	if rc != 1 || !strings.Contains(stderr.String(), "at line 3") {
+		t.Fatalf("run with lua-time-limit -1 = %d, %q; want 1 and the fatal error at line 3", rc, stderr.String())
 	}
 }
