@@ -223,3 +223,60 @@ func TestCloseWhileScriptBusy(t *testing.T) {
 		}
 	}
 }
+
+// TestPushToBusyScriptsClient: output pushed to the client whose script
+// made the server busy (here an invalidation, from a write through the Go
+// API to another database) waits while its event loop has handed the other
+// connections to a new goroutine, and reaches the client with the script's
+// reply once the script ends.
+func TestPushToBusyScriptsClient(t *testing.T) {
+	s := resp.NewT(t, resp.Options{})
+	script, poll := dialRaw(t, s.Addr()), dialRaw(t, s.Addr())
+	for _, cmd := range [][]string{{"hello", "3"}, {"client", "tracking", "on"}, {"select", "1"}, {"get", "k"}, {"select", "0"}} {
+		if _, err := script.Do(cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := poll.Do([]string{"config", "set", "lua-time-limit", "10"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := script.Send([]string{"eval", loop, "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := waitBusy(t, poll); !strings.HasPrefix(r, "-BUSY") {
+		t.Fatalf("poll got %q", r)
+	}
+	if err := s.DB(1).Set("k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := poll.Do([]string{"script", "kill"}); err != nil || string(r) != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL: %q %v", r, err)
+	}
+	var got []string
+	for len(got) < 2 {
+		r, err := script.Read(10 * time.Second)
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		got = append(got, string(r))
+	}
+	all := strings.Join(got, "")
+	if !strings.Contains(all, "invalidate") || !strings.Contains(all, "killed by user") {
+		t.Fatalf("the script's client got %q, want the invalidation of k and the killed script's error", got)
+	}
+	if r, err := script.Do([]string{"ping"}); err != nil || string(r) != "+PONG\r\n" {
+		t.Fatalf("PING after the script: %q %v", r, err)
+	}
+	// Back on the loop, an idle client is still woken by a push.
+	for _, cmd := range [][]string{{"select", "1"}, {"get", "k"}} {
+		if _, err := script.Do(cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DB(1).Set("k", "w"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := script.Read(10 * time.Second); err != nil || !strings.Contains(string(r), "invalidate") {
+		t.Fatalf("an idle client after the script: %q %v, want the invalidation of k", r, err)
+	}
+}
